@@ -1,0 +1,106 @@
+import * as grpc from '@grpc/grpc-js';
+import { HealthImplementation } from 'grpc-health-check';
+import type { Logger } from 'pino';
+import { DomainError, grpcStatusOfFailure } from './errors.js';
+import type { GrpcServerMetrics } from './metrics.js';
+
+export type UnaryHandler<Req, Res> = (request: Req, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>;
+
+export interface GrpcServiceRegistration {
+  /** Fully-qualified proto service name, e.g. `tasks.v1.TasksService`. */
+  name: string;
+  definition: grpc.ServiceDefinition;
+  implementation: grpc.UntypedServiceImplementation;
+}
+
+interface InstrumentOptions {
+  service: string;
+  logger: Logger;
+  metrics: GrpcServerMetrics;
+}
+
+/**
+ * Turns an async handler into a grpc-js unary handler that maps DomainError to its status,
+ * hides unexpected errors behind INTERNAL, and records metrics.
+ */
+export function unary<Req, Res>(
+  method: string,
+  handler: UnaryHandler<Req, Res>,
+  options: InstrumentOptions,
+): grpc.handleUnaryCall<Req, Res> {
+  const labels = { grpc_service: options.service, grpc_method: method };
+  return (call, callback) => {
+    const stopTimer = options.metrics.handling.startTimer(labels);
+    const finish = (code: grpc.status): void => {
+      const codeName = grpc.status[code] ?? String(code);
+      stopTimer({ grpc_code: codeName });
+      options.metrics.handled.inc({ ...labels, grpc_code: codeName });
+    };
+    handler(call.request, call).then(
+      (response) => {
+        finish(grpc.status.OK);
+        callback(null, response);
+      },
+      (error: unknown) => {
+        if (error instanceof DomainError) {
+          const code = grpcStatusOfFailure[error.kind];
+          finish(code);
+          callback({ code, details: error.message, name: error.name, message: error.message });
+          return;
+        }
+        options.logger.error({ err: error, method }, 'unhandled error in gRPC handler');
+        finish(grpc.status.INTERNAL);
+        callback({ code: grpc.status.INTERNAL, details: 'internal error' });
+      },
+    );
+  };
+}
+
+export interface RunningGrpcServer {
+  server: grpc.Server;
+  port: number;
+  health: HealthImplementation;
+  /** Reports NOT_SERVING, lets in-flight calls finish until the deadline, then forces. */
+  shutdown(graceMs: number): Promise<void>;
+}
+
+export async function startGrpcServer(
+  registrations: GrpcServiceRegistration[],
+  options: { host: string; port: number; logger: Logger },
+): Promise<RunningGrpcServer> {
+  const server = new grpc.Server({
+    'grpc.keepalive_time_ms': 30_000,
+    'grpc.keepalive_permit_without_calls': 1,
+  });
+  const health = new HealthImplementation({ '': 'SERVING' });
+  for (const registration of registrations) {
+    server.addService(registration.definition, registration.implementation);
+    health.setStatus(registration.name, 'SERVING');
+  }
+  health.addToServer(server);
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(`${options.host}:${options.port}`, grpc.ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    );
+  });
+  options.logger.info({ port }, 'gRPC server listening');
+  return {
+    server,
+    port,
+    health,
+    async shutdown(graceMs) {
+      health.setStatus('', 'NOT_SERVING');
+      for (const registration of registrations) health.setStatus(registration.name, 'NOT_SERVING');
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, graceMs);
+        server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    },
+  };
+}

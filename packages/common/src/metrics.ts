@@ -1,0 +1,50 @@
+import { Registry, collectDefaultMetrics, Histogram, Counter } from 'prom-client';
+
+/** A per-service registry with default process metrics and the `service` label on everything. */
+export function createMetricsRegistry(service: string): Registry {
+  const registry = new Registry();
+  registry.setDefaultLabels({ service });
+  collectDefaultMetrics({ register: registry });
+  return registry;
+}
+
+export interface GrpcServerMetrics {
+  handled: Counter<'grpc_service' | 'grpc_method' | 'grpc_code'>;
+  handling: Histogram<'grpc_service' | 'grpc_method' | 'grpc_code'>;
+}
+
+export interface GrpcClientMetrics {
+  handling: Histogram<'grpc_service' | 'grpc_method' | 'grpc_code'>;
+}
+
+const grpcBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export function grpcServerMetrics(registry: Registry): GrpcServerMetrics {
+  return {
+    handled: new Counter({
+      name: 'grpc_server_handled_total',
+      help: 'RPCs completed on the server, by method and status code.',
+      labelNames: ['grpc_service', 'grpc_method', 'grpc_code'],
+      registers: [registry],
+    }),
+    handling: new Histogram({
+      name: 'grpc_server_handling_seconds',
+      help: 'Time to handle an RPC on the server, by method and status code.',
+      labelNames: ['grpc_service', 'grpc_method', 'grpc_code'],
+      buckets: grpcBuckets,
+      registers: [registry],
+    }),
+  };
+}
+
+export function grpcClientMetrics(registry: Registry): GrpcClientMetrics {
+  return {
+    handling: new Histogram({
+      name: 'grpc_client_handling_seconds',
+      help: 'Time from sending an RPC to receiving its status, by method and status code.',
+      labelNames: ['grpc_service', 'grpc_method', 'grpc_code'],
+      buckets: grpcBuckets,
+      registers: [registry],
+    }),
+  };
+}

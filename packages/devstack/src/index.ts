@@ -1,0 +1,6 @@
+export * from './stack.js';
+export * from './services.js';
+export * from './infra/index.js';
+export * from './processes.js';
+export * from './progress.js';
+export { cacheDir, repoRoot } from './paths.js';

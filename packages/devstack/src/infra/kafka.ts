@@ -1,0 +1,123 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
+import { assetsDir, cacheDir } from '../paths.js';
+import { DevstackError, progress } from '../progress.js';
+import { freePort, runCommand, startProcess, waitUntil, type ManagedProcess } from '../processes.js';
+
+/** 3.9 still speaks every protocol version kafkajs 2.2.4 uses (4.x removed some old ones). */
+export const kafkaVersion = '3.9.1';
+
+export interface RunningKafka {
+  brokers: string[];
+  stopServer(): Promise<void>;
+  startServer(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Resolves the broker's jars from Maven Central into the cache, once. */
+export async function ensureKafka(): Promise<string> {
+  const libs = path.join(cacheDir, `kafka-${kafkaVersion}`, 'libs');
+  const marker = path.join(libs, '.complete');
+  if (existsSync(marker)) return libs;
+  progress(`downloading Apache Kafka ${kafkaVersion} jars from Maven Central (mvn dependency:copy-dependencies)…`);
+  rmSync(libs, { recursive: true, force: true });
+  mkdirSync(libs, { recursive: true });
+  await runCommand(
+    'mvn',
+    [
+      '-B', '-q',
+      '-f', path.join(assetsDir, 'kafka-pom.xml'),
+      `-Dkafka.version=${kafkaVersion}`,
+      'dependency:copy-dependencies',
+      `-DoutputDirectory=${libs}`,
+      '-DincludeScope=runtime',
+    ],
+    { what: 'downloading Kafka with Maven (needs java and mvn on PATH)' },
+  );
+  writeFileSync(marker, new Date().toISOString());
+  progress(`Kafka ${kafkaVersion} cached in ${libs}`);
+  return libs;
+}
+
+function serverProperties(dataDir: string, brokerPort: number, controllerPort: number): string {
+  return [
+    'process.roles=broker,controller',
+    'node.id=1',
+    `controller.quorum.voters=1@127.0.0.1:${controllerPort}`,
+    `listeners=PLAINTEXT://127.0.0.1:${brokerPort},CONTROLLER://127.0.0.1:${controllerPort}`,
+    `advertised.listeners=PLAINTEXT://127.0.0.1:${brokerPort}`,
+    'controller.listener.names=CONTROLLER',
+    'listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT',
+    'inter.broker.listener.name=PLAINTEXT',
+    `log.dirs=${path.join(dataDir, 'logs')}`,
+    'num.partitions=3',
+    'offsets.topic.replication.factor=1',
+    'offsets.topic.num.partitions=6',
+    'transaction.state.log.replication.factor=1',
+    'transaction.state.log.min.isr=1',
+    'group.initial.rebalance.delay.ms=0',
+    // Topics are created explicitly by each service's migration step, as in production.
+    'auto.create.topics.enable=false',
+    '',
+  ].join('\n');
+}
+
+const log4jProperties = [
+  'log4j.rootLogger=WARN, stdout',
+  'log4j.appender.stdout=org.apache.log4j.ConsoleAppender',
+  'log4j.appender.stdout.layout=org.apache.log4j.PatternLayout',
+  'log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n',
+  'log4j.logger.kafka.server.KafkaRaftServer=INFO',
+  '',
+].join('\n');
+
+export async function startKafka(logDir: string): Promise<RunningKafka> {
+  const libs = await ensureKafka();
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'tws-kafka-'));
+  const [brokerPort, controllerPort] = [await freePort(), await freePort()];
+  const configFile = path.join(dataDir, 'server.properties');
+  const log4jFile = path.join(dataDir, 'log4j.properties');
+  writeFileSync(configFile, serverProperties(dataDir, brokerPort, controllerPort));
+  writeFileSync(log4jFile, log4jProperties);
+  const classpath = path.join(libs, '*');
+  const jvm = ['-cp', classpath, `-Dlog4j.configuration=file:${log4jFile}`];
+  progress(`starting Kafka ${kafkaVersion} (KRaft) on 127.0.0.1:${brokerPort}`);
+  const clusterId = randomBytes(16).toString('base64url');
+  await runCommand('java', [...jvm, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', configFile], {
+    what: 'formatting Kafka storage',
+  });
+  const brokers = [`127.0.0.1:${brokerPort}`];
+  let server: ManagedProcess | undefined;
+  const startServer = async (): Promise<void> => {
+    server = startProcess('kafka', 'java', ['-Xms256m', '-Xmx768m', ...jvm, 'kafka.Kafka', configFile], { logDir });
+    await waitUntil('Kafka', () => brokerAnswers(brokers), { timeoutMs: 60_000, process: server, intervalMs: 500 });
+  };
+  await startServer();
+  const stopServer = async (): Promise<void> => {
+    await server?.stop(30_000);
+  };
+  return {
+    brokers,
+    startServer,
+    stopServer,
+    async stop() {
+      await stopServer();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function brokerAnswers(brokers: string[]): Promise<boolean> {
+  const admin = new Kafka({ brokers, logLevel: logLevel.NOTHING, retry: { retries: 0 } }).admin();
+  try {
+    await admin.connect();
+    const cluster = await admin.describeCluster();
+    if (cluster.brokers.length === 0) throw new DevstackError('no brokers yet');
+    return true;
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
+}

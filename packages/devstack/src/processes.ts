@@ -1,0 +1,130 @@
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { DevstackError } from './progress.js';
+
+export interface ManagedProcess {
+  name: string;
+  child: ChildProcess;
+  logFile: string;
+  /** SIGTERM, then SIGKILL after the grace period; resolves when the process has exited. */
+  stop(graceMs?: number): Promise<void>;
+  /** SIGKILL at once (fault tests). */
+  kill(): Promise<void>;
+  exited: Promise<number | null>;
+}
+
+const running = new Set<ManagedProcess>();
+
+/** Starts a long-running process whose output goes to a log file. */
+export function startProcess(
+  name: string,
+  command: string,
+  args: string[],
+  options: SpawnOptions & { logDir: string; stopSignal?: NodeJS.Signals },
+): ManagedProcess {
+  mkdirSync(options.logDir, { recursive: true });
+  const logFile = path.join(options.logDir, `${name}.log`);
+  const log = createWriteStream(logFile, { flags: 'a' });
+  const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout?.pipe(log, { end: false });
+  child.stderr?.pipe(log, { end: false });
+  const exited = new Promise<number | null>((resolve) => {
+    child.once('exit', (code, signal) => {
+      running.delete(managed);
+      log.end();
+      resolve(code ?? (signal ? 128 : null));
+    });
+    child.once('error', () => resolve(null));
+  });
+  const waitOrKill = async (signal: NodeJS.Signals, graceMs: number): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill(signal);
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    await exited;
+    clearTimeout(timer);
+  };
+  const managed: ManagedProcess = {
+    name,
+    child,
+    logFile,
+    exited,
+    stop: (graceMs = 15_000) => waitOrKill(options.stopSignal ?? 'SIGTERM', graceMs),
+    kill: () => waitOrKill('SIGKILL', 0),
+  };
+  running.add(managed);
+  return managed;
+}
+
+/** Every process started by this launcher that is still running. */
+export function runningProcesses(): ManagedProcess[] {
+  return [...running];
+}
+
+/** Runs a command to completion; rejects naming the command and showing its output tail. */
+export function runCommand(
+  command: string,
+  args: string[],
+  options: SpawnOptions & { what: string; echo?: boolean } ,
+): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    const collect = (chunk: Buffer): void => {
+      output += chunk.toString();
+      if (options.echo) process.stderr.write(chunk);
+    };
+    child.stdout?.on('data', collect);
+    child.stderr?.on('data', collect);
+    child.once('error', (error) => reject(new DevstackError(`${options.what}: cannot run ${command}: ${error.message}`)));
+    child.once('exit', (code) => {
+      if (code === 0) resolve(output);
+      else reject(new DevstackError(`${options.what} failed (exit ${code}):\n${output.split('\n').slice(-25).join('\n')}`));
+    });
+  });
+}
+
+/** Asks the kernel for a free loopback port. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** Polls until `probe` succeeds; fails with the component's log path when the process dies or time runs out. */
+export async function waitUntil(
+  what: string,
+  probe: () => Promise<boolean>,
+  options: { timeoutMs: number; process?: ManagedProcess; intervalMs?: number },
+): Promise<void> {
+  const deadline = Date.now() + options.timeoutMs;
+  for (;;) {
+    if (options.process && options.process.child.exitCode !== null) {
+      throw new DevstackError(`${what}: process exited with code ${options.process.child.exitCode}; see ${options.process.logFile}`);
+    }
+    if (await probe().catch(() => false)) return;
+    if (Date.now() > deadline) {
+      throw new DevstackError(
+        `${what}: not ready after ${options.timeoutMs} ms${options.process ? `; see ${options.process.logFile}` : ''}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 200));
+  }
+}
+
+export function portAcceptsConnections(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}

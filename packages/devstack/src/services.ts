@@ -1,0 +1,136 @@
+import path from 'node:path';
+import type { Infrastructure } from './infra/index.js';
+import { repoRoot } from './paths.js';
+import { progress } from './progress.js';
+import { freePort, runCommand, startProcess, waitUntil, type ManagedProcess } from './processes.js';
+
+export type ServiceName = 'tasks' | 'attachments' | 'webhooks' | 'gateway';
+
+const backendServices = ['tasks', 'attachments', 'webhooks'] as const;
+const migratedServices = ['tasks', 'attachments', 'webhooks'] as const;
+
+export interface ServiceInstance {
+  name: ServiceName;
+  replica: number;
+  process: ManagedProcess;
+  /** Base URL of its HTTP endpoints (/healthz, /readyz, /metrics). */
+  opsUrl: string;
+  grpcPort?: number;
+  env: NodeJS.ProcessEnv;
+}
+
+export interface RunningServices {
+  gatewayUrl: string;
+  instances: ServiceInstance[];
+  /** Environment every service was given (for tests that start more replicas). */
+  sharedEnv: NodeJS.ProcessEnv;
+  /** Starts one more replica of a service, waiting until it is ready. */
+  startReplica(name: ServiceName, extraEnv?: NodeJS.ProcessEnv): Promise<ServiceInstance>;
+  stop(): Promise<void>;
+}
+
+const entryPoint = (name: ServiceName, file = 'main.js'): string => path.join(repoRoot, 'services', name, 'dist', file);
+
+export function infrastructureEnv(infra: Infrastructure): NodeJS.ProcessEnv {
+  return {
+    DATABASE_URL: infra.databaseUrl,
+    KAFKA_BROKERS: infra.kafkaBrokers.join(','),
+    S3_ENDPOINT: infra.s3.endpoint,
+    S3_PUBLIC_ENDPOINT: infra.s3.endpoint,
+    S3_ACCESS_KEY: infra.s3.accessKey,
+    S3_SECRET_KEY: infra.s3.secretKey,
+  };
+}
+
+/** Runs every service's migrations (schemas, tables, Kafka topics), idempotently. */
+export async function migrateAll(env: NodeJS.ProcessEnv): Promise<void> {
+  for (const name of migratedServices) {
+    progress(`migrating ${name}`);
+    await runCommand(process.execPath, [entryPoint(name, 'migrate.js')], {
+      what: `migrations of the ${name} service`,
+      env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    });
+  }
+}
+
+/**
+ * Starts the four services as separate processes talking gRPC on loopback, each on free ports,
+ * and waits until each answers /readyz.
+ */
+export async function startServices(options: {
+  infra: Infrastructure;
+  logDir: string;
+  extraEnv?: NodeJS.ProcessEnv;
+  replicas?: number;
+  gatewayPort?: number;
+}): Promise<RunningServices> {
+  const instances: ServiceInstance[] = [];
+  const sharedEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    ...infrastructureEnv(options.infra),
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+    ...options.extraEnv,
+  };
+  const grpcTargets: Partial<Record<ServiceName, string[]>> = {};
+
+  const launch = async (name: ServiceName, replica: number, extraEnv: NodeJS.ProcessEnv = {}): Promise<ServiceInstance> => {
+    const opsPort = name === 'gateway' && replica === 0 && options.gatewayPort !== undefined ? options.gatewayPort : await freePort();
+    const grpcPort = name === 'gateway' ? undefined : await freePort();
+    const env: NodeJS.ProcessEnv = {
+      ...sharedEnv,
+      HOST: '127.0.0.1',
+      ...(name === 'gateway' ? { PORT: String(opsPort) } : { OPS_PORT: String(opsPort), GRPC_PORT: String(grpcPort) }),
+      ...peerTargets(grpcTargets),
+      ...extraEnv,
+    };
+    const child = startProcess(replica === 0 ? name : `${name}-${replica}`, process.execPath, [entryPoint(name)], {
+      logDir: options.logDir,
+      env,
+    });
+    const opsUrl = `http://127.0.0.1:${opsPort}`;
+    await waitUntil(`${name} service`, async () => (await fetch(`${opsUrl}/readyz`)).ok, {
+      timeoutMs: 60_000,
+      process: child,
+    });
+    const instance: ServiceInstance = { name, replica, process: child, opsUrl, env, ...(grpcPort ? { grpcPort } : {}) };
+    instances.push(instance);
+    return instance;
+  };
+
+  const replicas = options.replicas ?? 1;
+  for (const name of backendServices) {
+    for (let replica = 0; replica < replicas; replica++) {
+      const instance = await launch(name, replica);
+      (grpcTargets[name] ??= []).push(`127.0.0.1:${instance.grpcPort}`);
+    }
+    progress(`${name} ready (${replicas} replica${replicas > 1 ? 's' : ''})`);
+  }
+  const gateways: ServiceInstance[] = [];
+  for (let replica = 0; replica < replicas; replica++) gateways.push(await launch('gateway', replica));
+  const gatewayUrl = gateways[0]!.opsUrl;
+  progress(`gateway ready at ${gatewayUrl}`);
+
+  return {
+    gatewayUrl,
+    instances,
+    sharedEnv,
+    startReplica: (name, extraEnv) =>
+      launch(name, instances.filter((instance) => instance.name === name).length, extraEnv),
+    async stop() {
+      progress('stopping services');
+      // Gateways first so no new work reaches the backends, then the backends.
+      await Promise.all(instances.filter((i) => i.name === 'gateway').map((i) => i.process.stop()));
+      await Promise.all(instances.filter((i) => i.name !== 'gateway').map((i) => i.process.stop()));
+    },
+  };
+}
+
+/** With several replicas the gateway balances over all of them (round robin over a static list). */
+function peerTargets(targets: Partial<Record<ServiceName, string[]>>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const name of backendServices) {
+    const list = targets[name];
+    if (list?.length) env[`${name.toUpperCase()}_GRPC_TARGET`] = list.length === 1 ? list[0] : `ipv4:${list.join(',')}`;
+  }
+  return env;
+}

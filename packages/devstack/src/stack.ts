@@ -1,0 +1,51 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { cacheDir } from './paths.js';
+import { startInfrastructure, type Infrastructure } from './infra/index.js';
+import { infrastructureEnv, migrateAll, startServices, type RunningServices } from './services.js';
+
+export interface Stack {
+  infra: Infrastructure;
+  services: RunningServices;
+  logDir: string;
+  stop(): Promise<void>;
+}
+
+export function newLogDir(label: string): string {
+  const dir = path.join(cacheDir, 'logs', `${label}-${new Date().toISOString().replace(/[:.]/g, '-')}`);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** Infrastructure, migrations and the four services: what `npm start` and `npm test` both run. */
+export async function startStack(options: {
+  label: string;
+  extraEnv?: NodeJS.ProcessEnv;
+  replicas?: number;
+  gatewayPort?: number;
+}): Promise<Stack> {
+  const logDir = newLogDir(options.label);
+  const infra = await startInfrastructure(logDir);
+  try {
+    await migrateAll({ ...infrastructureEnv(infra), ...options.extraEnv });
+    const services = await startServices({
+      infra,
+      logDir,
+      ...(options.extraEnv ? { extraEnv: options.extraEnv } : {}),
+      ...(options.replicas ? { replicas: options.replicas } : {}),
+      ...(options.gatewayPort !== undefined ? { gatewayPort: options.gatewayPort } : {}),
+    });
+    return {
+      infra,
+      services,
+      logDir,
+      async stop() {
+        await services.stop();
+        await infra.stop();
+      },
+    };
+  } catch (error) {
+    await infra.stop();
+    throw error;
+  }
+}

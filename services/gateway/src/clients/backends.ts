@@ -1,0 +1,37 @@
+import * as grpc from '@grpc/grpc-js';
+import { grpcClientMetrics, grpcClientOptions, grpcHealthChecker, type ReadinessCheck } from '@tws/common';
+import { loadTasksProto } from '@tws/proto-types';
+import type { TasksServiceClient } from '@tws/proto-types/generated/tasks/v1/TasksService';
+import type { Registry } from 'prom-client';
+import type { GatewayConfig } from '../config.js';
+
+/** gRPC clients of the backend services, one channel each, shared by all requests. */
+export interface Backends {
+  tasks: TasksServiceClient;
+  readiness: ReadinessCheck[];
+  close(): void;
+}
+
+export function connectBackends(config: GatewayConfig, registry: Registry): Backends {
+  const metrics = grpcClientMetrics(registry);
+  const tasksProto = loadTasksProto();
+  const tasks = new tasksProto.tasks.v1.TasksService(
+    config.TASKS_GRPC_TARGET,
+    grpc.credentials.createInsecure(),
+    grpcClientOptions('tasks.v1.TasksService', metrics),
+  );
+  const peers = {
+    tasks: config.TASKS_GRPC_TARGET,
+    attachments: config.ATTACHMENTS_GRPC_TARGET,
+    webhooks: config.WEBHOOKS_GRPC_TARGET,
+  };
+  const healthCheckers = Object.entries(peers).map(([name, target]) => ({ name, checker: grpcHealthChecker(target) }));
+  return {
+    tasks,
+    readiness: healthCheckers.map(({ name, checker }) => ({ name: `${name} service`, check: () => checker.check() })),
+    close() {
+      tasks.close();
+      for (const { checker } of healthCheckers) checker.close();
+    },
+  };
+}

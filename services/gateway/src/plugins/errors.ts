@@ -1,0 +1,93 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
+import { isGrpcError } from '@tws/common';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+
+/** An error whose message and status are meant for the API client. */
+export class HttpError extends Error {
+  constructor(
+    readonly statusCode: number,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+const httpStatusOfGrpc: Partial<Record<GrpcStatus, number>> = {
+  [GrpcStatus.INVALID_ARGUMENT]: 400,
+  [GrpcStatus.FAILED_PRECONDITION]: 400,
+  [GrpcStatus.OUT_OF_RANGE]: 400,
+  [GrpcStatus.NOT_FOUND]: 404,
+  [GrpcStatus.ALREADY_EXISTS]: 409,
+  [GrpcStatus.PERMISSION_DENIED]: 403,
+  [GrpcStatus.UNAUTHENTICATED]: 401,
+  [GrpcStatus.RESOURCE_EXHAUSTED]: 429,
+  [GrpcStatus.UNAVAILABLE]: 503,
+  [GrpcStatus.DEADLINE_EXCEEDED]: 503,
+};
+
+function describeValidation(error: FastifyError): string {
+  const first = error.validation?.[0];
+  if (!first) return 'invalid request';
+  const where = error.validationContext ?? 'body';
+  const path = (first.instancePath || '').replace(/^\//, '').replace(/\//g, '.');
+  const field = path || (first.params as { missingProperty?: string } | undefined)?.missingProperty;
+  return field ? `${where}.${field}: ${first.message ?? 'is invalid'}` : `${where}: ${first.message ?? 'is invalid'}`;
+}
+
+/**
+ * One error shape for every failure: `{"error": "<message>"}` with the right status. Internal
+ * details of 5xx are logged, never sent.
+ */
+async function errorsPlugin(app: FastifyInstance): Promise<void> {
+  app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
+    void reply.code(404).send({ error: `route ${request.method} ${request.url.split('?')[0]} not found` });
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof HttpError) {
+      return reply.code(error.statusCode).headers(error.headers).send({ error: error.message });
+    }
+    if (hasZodFastifySchemaValidationErrors(error)) {
+      return reply.code(400).send({ error: describeValidation(error) });
+    }
+    const thrown: unknown = error;
+    if (isGrpcError(thrown)) {
+      const status = httpStatusOfGrpc[thrown.code];
+      if (status && status < 500) return reply.code(status).send({ error: thrown.details });
+      request.log.error({ err: thrown }, 'backend call failed');
+      return reply.code(status ?? 500).send({ error: status === 503 ? 'service temporarily unavailable' : 'internal server error' });
+    }
+    if (isResponseSerializationError(error)) {
+      request.log.error({ err: error, issues: error.cause.issues }, 'response did not match its schema');
+      return reply.code(500).send({ error: 'internal server error' });
+    }
+    const statusCode = error.statusCode ?? 500;
+    if (statusCode >= 500) {
+      request.log.error({ err: error }, 'unhandled error');
+      return reply.code(500).send({ error: 'internal server error' });
+    }
+    // Fastify's own client errors: malformed JSON, unsupported media type, body too large, …
+    return reply.code(statusCode).send({ error: clientErrorMessage(error) });
+  });
+}
+
+function clientErrorMessage(error: FastifyError): string {
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return 'unsupported content type: send application/json';
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return 'request body is too large';
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return 'request body is empty but content-type is application/json';
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return 'request body is not valid JSON';
+    default:
+      return error.message.replace(/^FST_[A-Z_]+:\s*/, '') || 'bad request';
+  }
+}
+
+export default fp(errorsPlugin, { name: 'errors' });

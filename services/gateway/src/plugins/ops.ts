@@ -1,0 +1,50 @@
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { Histogram, type Registry } from 'prom-client';
+import { runReadiness, type ReadinessCheck } from '@tws/common';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Set at the start of shutdown so /readyz turns red before the listener closes. */
+    markShuttingDown(): void;
+  }
+}
+
+export interface OpsOptions {
+  registry: Registry;
+  readiness: ReadinessCheck[];
+}
+
+/** /healthz, /readyz, /metrics and the HTTP RED histogram for every route. */
+async function opsPlugin(app: FastifyInstance, options: OpsOptions): Promise<void> {
+  let shuttingDown = false;
+  app.decorate('markShuttingDown', () => {
+    shuttingDown = true;
+  });
+  const duration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request duration by method, route template and status code.',
+    labelNames: ['method', 'route', 'status_code'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [options.registry],
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    duration.observe(
+      { method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
+  });
+
+  const hidden = { schema: { hide: true } };
+  app.get('/healthz', hidden, async () => ({ status: 'ok' }));
+  app.get('/readyz', hidden, async (_request, reply) => {
+    if (shuttingDown) return reply.code(503).send({ status: 'shutting down' });
+    const report = await runReadiness(options.readiness);
+    return reply.code(report.ready ? 200 : 503).send({ status: report.ready ? 'ok' : 'unavailable', checks: report.checks });
+  });
+  app.get('/metrics', hidden, async (_request, reply) =>
+    reply.type(options.registry.contentType).send(await options.registry.metrics()),
+  );
+}
+
+export default fp(opsPlugin, { name: 'ops' });

@@ -1,0 +1,27 @@
+import { createKafka, createLogger, ensureTopics, env, exitOnStartupFailure, parseConfig, runMigrations } from '@tws/common';
+import { fileURLToPath } from 'node:url';
+import { taskEventsTopic } from './events/topics.js';
+
+/** Applies the `tasks` schema migrations and creates the topic this service publishes to. */
+const logger = createLogger('tasks-migrate');
+try {
+  const config = parseConfig({
+    LOG_LEVEL: env.logLevel(),
+    DATABASE_URL: env.url(),
+    KAFKA_BROKERS: env.list(),
+    KAFKA_TOPIC_PARTITIONS: env.count(6),
+  });
+  logger.level = config.LOG_LEVEL;
+  const applied = await runMigrations({
+    url: config.DATABASE_URL,
+    schema: 'tasks',
+    directory: fileURLToPath(new URL('../migrations', import.meta.url)),
+    logger,
+  });
+  await ensureTopics(createKafka({ clientId: 'tasks-migrate', brokers: config.KAFKA_BROKERS, logger }), [
+    { topic: taskEventsTopic, numPartitions: config.KAFKA_TOPIC_PARTITIONS },
+  ]);
+  logger.info({ applied }, 'tasks migrations complete');
+} catch (error) {
+  exitOnStartupFailure(logger, error);
+}
