@@ -18,6 +18,9 @@ export async function setup(project: TestProject): Promise<void> {
       grpcPort: instance.grpcPort ?? 0,
     })),
     logDir: stack.logDir,
+    tasksGrpcTarget: `127.0.0.1:${stack.services.instances.find((instance) => instance.name === 'tasks')?.grpcPort}`,
+    devJwtPrivateKeyFile: stack.devJwt.privateKeyFile,
+    devJwtPublicKeyPem: stack.devJwt.publicKeyPem,
   });
 }
 
@@ -34,6 +37,11 @@ declare module 'vitest' {
       s3: { endpoint: string; accessKey: string; secretKey: string };
       services: Array<{ name: string; opsUrl: string; grpcPort: number }>;
       logDir: string;
+      /** Where the admin CLI reaches the tasks service (pass as TASKS_GRPC_TARGET). */
+      tasksGrpcTarget: string;
+      /** The development signing key the gateway trusts (pass as DEV_JWT_PRIVATE_KEY_FILE). */
+      devJwtPrivateKeyFile: string;
+      devJwtPublicKeyPem: string;
     };
   }
 }

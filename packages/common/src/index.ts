@@ -11,3 +11,4 @@ export * from './db.js';
 export * from './kafka.js';
 export * from './backend.js';
 export * from './grpc-health.js';
+export * from './local-stack.js';

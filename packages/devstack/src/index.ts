@@ -4,3 +4,4 @@ export * from './infra/index.js';
 export * from './processes.js';
 export * from './progress.js';
 export { cacheDir, repoRoot } from './paths.js';
+export * from './dev-jwt.js';

@@ -1,11 +1,13 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { cacheDir } from './paths.js';
+import { devJwtGatewayEnv, ensureDevJwtKeys, type DevJwtKeys } from './dev-jwt.js';
 import { startInfrastructure, type Infrastructure } from './infra/index.js';
 import { infrastructureEnv, migrateAll, startServices, type RunningServices } from './services.js';
 
 export interface Stack {
   infra: Infrastructure;
+  devJwt: DevJwtKeys;
   services: RunningServices;
   logDir: string;
   stop(): Promise<void>;
@@ -25,18 +27,20 @@ export async function startStack(options: {
   gatewayPort?: number;
 }): Promise<Stack> {
   const logDir = newLogDir(options.label);
+  const devJwt = ensureDevJwtKeys();
   const infra = await startInfrastructure(logDir);
   try {
     await migrateAll({ ...infrastructureEnv(infra), ...options.extraEnv });
     const services = await startServices({
       infra,
       logDir,
-      ...(options.extraEnv ? { extraEnv: options.extraEnv } : {}),
+      extraEnv: { ...devJwtGatewayEnv(devJwt), ...options.extraEnv },
       ...(options.replicas ? { replicas: options.replicas } : {}),
       ...(options.gatewayPort !== undefined ? { gatewayPort: options.gatewayPort } : {}),
     });
     return {
       infra,
+      devJwt,
       services,
       logDir,
       async stop() {

@@ -1,16 +1,28 @@
 import { DevstackError, progress } from '../progress.js';
 import { runningProcesses } from '../processes.js';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { localStack, type LocalStackState } from '@tws/common';
 import { startStack } from '../stack.js';
 
 /** `npm start`: the whole stack on loopback until Ctrl-C or SIGTERM, then nothing left running. */
 async function main(): Promise<void> {
   const gatewayPort = Number(process.env.PORT ?? 8080);
   const stack = await startStack({ label: 'start', gatewayPort });
+  const tasks = stack.services.instances.find((instance) => instance.name === 'tasks');
+  const state: LocalStackState = {
+    gatewayUrl: stack.services.gatewayUrl,
+    tasksGrpcTarget: `127.0.0.1:${tasks?.grpcPort}`,
+    devJwtPrivateKeyFile: stack.devJwt.privateKeyFile,
+  };
+  mkdirSync(path.dirname(localStack.stateFile), { recursive: true });
+  writeFileSync(localStack.stateFile, JSON.stringify(state, null, 2));
   let stopping = false;
   const stop = async (signal: string): Promise<void> => {
     if (stopping) return;
     stopping = true;
     progress(`${signal} received, stopping everything…`);
+    rmSync(localStack.stateFile, { force: true });
     await stack.stop();
     progress('stopped');
     process.exit(0);
