@@ -41,7 +41,8 @@ if (!(mode in entryPoints)) {
 if (!dependenciesAreCurrent()) run('npm', ['ci', '--no-audit', '--no-fund'], 'installing dependencies (npm ci)');
 run('npm', ['run', '--silent', 'build'], 'building (proto types + TypeScript)');
 
-const child = spawn(pinnedNode, [...entryPoints[mode], ...process.argv.slice(3)], { cwd: root, env, stdio: 'inherit' });
+// kafkajs 2.2.4 on Node 24 warns about negative timeouts it sets (tulios/kafkajs#1751); they are clamped and harmless.
+const child = spawn(pinnedNode, ['--disable-warning=TimeoutNegativeWarning', ...entryPoints[mode], ...process.argv.slice(3)], { cwd: root, env, stdio: 'inherit' });
 // The child handles Ctrl-C itself (it shares our process group); SIGTERM is forwarded.
 process.on('SIGINT', () => undefined);
 process.on('SIGTERM', () => child.kill('SIGTERM'));

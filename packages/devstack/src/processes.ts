@@ -17,6 +17,11 @@ export interface ManagedProcess {
 
 const running = new Set<ManagedProcess>();
 
+// Safety net: if the launcher exits without stopping them (a crash), nothing it started survives it.
+process.once('exit', () => {
+  for (const managed of running) managed.child.kill('SIGKILL');
+});
+
 /** Starts a long-running process whose output goes to a log file. */
 export function startProcess(
   name: string,
@@ -27,7 +32,8 @@ export function startProcess(
   mkdirSync(options.logDir, { recursive: true });
   const logFile = path.join(options.logDir, `${name}.log`);
   const log = createWriteStream(logFile, { flags: 'a' });
-  const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Own process group: Ctrl-C reaches only the launcher, which then stops everything in order.
+  const child = spawn(command, args, { ...options, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout?.pipe(log, { end: false });
   child.stderr?.pipe(log, { end: false });
   const exited = new Promise<number | null>((resolve) => {

@@ -29,6 +29,9 @@ export interface RunningServices {
   stop(): Promise<void>;
 }
 
+/** kafkajs 2.2.4 schedules negative timeouts on Node 24 (tulios/kafkajs#1751): harmless, Node clamps them to 1 ms. */
+export const nodeFlags = ['--disable-warning=TimeoutNegativeWarning'];
+
 const entryPoint = (name: ServiceName, file = 'main.js'): string => path.join(repoRoot, 'services', name, 'dist', file);
 
 export function infrastructureEnv(infra: Infrastructure): NodeJS.ProcessEnv {
@@ -46,7 +49,7 @@ export function infrastructureEnv(infra: Infrastructure): NodeJS.ProcessEnv {
 export async function migrateAll(env: NodeJS.ProcessEnv): Promise<void> {
   for (const name of migratedServices) {
     progress(`migrating ${name}`);
-    await runCommand(process.execPath, [entryPoint(name, 'migrate.js')], {
+    await runCommand(process.execPath, [...nodeFlags, entryPoint(name, 'migrate.js')], {
       what: `migrations of the ${name} service`,
       env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     });
@@ -83,7 +86,7 @@ export async function startServices(options: {
       ...peerTargets(grpcTargets),
       ...extraEnv,
     };
-    const child = startProcess(replica === 0 ? name : `${name}-${replica}`, process.execPath, [entryPoint(name)], {
+    const child = startProcess(replica === 0 ? name : `${name}-${replica}`, process.execPath, [...nodeFlags, entryPoint(name)], {
       logDir: options.logDir,
       env,
     });
