@@ -8,6 +8,6 @@ export default defineConfig({
     hookTimeout: 180_000,
     // Suites share one stack; running files one after another keeps the 2-core machine's timings stable.
     fileParallelism: false,
-    reporters: process.env.CI ? ['default'] : ['default'],
+    reporters: ['default', './test/support/summary-reporter.ts'],
   },
 });

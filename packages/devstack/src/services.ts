@@ -120,7 +120,6 @@ export async function startServices(options: {
     startReplica: (name, extraEnv) =>
       launch(name, instances.filter((instance) => instance.name === name).length, extraEnv),
     async stop() {
-      progress('stopping services');
       // Gateways first so no new work reaches the backends, then the backends.
       await Promise.all(instances.filter((i) => i.name === 'gateway').map((i) => i.process.stop()));
       await Promise.all(instances.filter((i) => i.name !== 'gateway').map((i) => i.process.stop()));

@@ -56,7 +56,6 @@ export async function startInfrastructure(logDir: string, env: NodeJS.ProcessEnv
     ...(kafka ? { kafka } : {}),
     ...(minio ? { minio } : {}),
     async stop() {
-      progress('stopping infrastructure');
       await Promise.all(running.map((server) => server.stop()));
     },
   };
