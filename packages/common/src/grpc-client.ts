@@ -56,17 +56,18 @@ function metricsInterceptor(service: string, metrics: GrpcClientMetrics): grpc.I
     const path = options.method_definition.path;
     const method = path.slice(path.lastIndexOf('/') + 1);
     const stopTimer = metrics.handling.startTimer({ grpc_service: service, grpc_method: method });
-    return new grpc.InterceptingCall(nextCall(options), {
-      start(metadata, listener, next) {
-        next(metadata, {
-          ...listener,
-          onReceiveStatus(status, nextStatus) {
+    const requester = new grpc.RequesterBuilder()
+      .withStart((metadata, _listener, next) => {
+        const listener = new grpc.ListenerBuilder()
+          .withOnReceiveStatus((status, nextStatus) => {
             stopTimer({ grpc_code: grpc.status[status.code] ?? String(status.code) });
             nextStatus(status);
-          },
-        });
-      },
-    });
+          })
+          .build();
+        next(metadata, listener);
+      })
+      .build();
+    return new grpc.InterceptingCall(nextCall(options), requester);
   };
 }
 
