@@ -11,10 +11,26 @@ export type { TasksProto, AttachmentsProto, WebhooksProto };
 /** The proto sources; kept beside the package in the repository and in container images. */
 export const protoRoot = fileURLToPath(new URL('../../../proto', import.meta.url));
 
-/** The exact options the types were generated with (scripts/gen-proto.mjs reads the same file). */
-const loaderOptions = JSON.parse(
-  readFileSync(new URL('../options.json', import.meta.url), 'utf8'),
-) as protoLoader.Options;
+interface OptionsFile {
+  keepCase: boolean;
+  longs: 'String' | 'Number';
+  enums: 'String';
+  defaults: boolean;
+  oneofs: boolean;
+}
+
+/**
+ * The exact options the types were generated with (scripts/gen-proto.mjs reads the same file).
+ * JSON holds type names; proto-loader wants the constructors themselves.
+ */
+const fileOptions = JSON.parse(readFileSync(new URL('../options.json', import.meta.url), 'utf8')) as OptionsFile;
+const loaderOptions: protoLoader.Options = {
+  keepCase: fileOptions.keepCase,
+  longs: fileOptions.longs === 'String' ? String : Number,
+  enums: String,
+  defaults: fileOptions.defaults,
+  oneofs: fileOptions.oneofs,
+};
 
 function loadPackage<T>(file: string): T {
   const definition = protoLoader.loadSync(file, { ...loaderOptions, includeDirs: [protoRoot] });
