@@ -9,14 +9,21 @@ export type PoolClient = pg.PoolClient;
 const schemaNamePattern = /^[a-z_][a-z0-9_]*$/;
 
 /** A pool whose connections use the service's own schema as search_path. */
-export function createPool(options: { url: string; schema: string; applicationName: string; max?: number }): pg.Pool {
+export function createPool(options: {
+  url: string;
+  schema: string;
+  applicationName: string;
+  max?: number;
+  /** How long a caller may wait for a free connection; keep it at the callers' gRPC deadline. */
+  acquireTimeoutMs?: number;
+}): pg.Pool {
   if (!schemaNamePattern.test(options.schema)) throw new Error(`invalid schema name ${options.schema}`);
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.max ?? 10,
     application_name: options.applicationName,
     options: `-c search_path=${options.schema},public`,
-    connectionTimeoutMillis: 5_000,
+    connectionTimeoutMillis: options.acquireTimeoutMs ?? 10_000,
     idleTimeoutMillis: 30_000,
   });
   // An idle client losing its connection (database restart) must not crash the process.
@@ -85,4 +92,18 @@ export async function runMigrations(options: {
     await client.end();
   }
   return applied;
+}
+
+/**
+ * True for failures that mean "the database is not reachable or saturated right now" (pool wait
+ * timed out, connection refused or reset, server shutting down): callers should answer
+ * UNAVAILABLE (503), not INTERNAL.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', '57P01', '57P02', '57P03', '53300'].includes(code)) {
+    return true;
+  }
+  return /timeout exceeded when trying to connect|Connection terminated/i.test(error.message);
 }

@@ -3,6 +3,7 @@ import { HealthImplementation } from 'grpc-health-check';
 import type { Logger } from 'pino';
 import { DomainError, grpcStatusOfFailure } from './errors.js';
 import type { GrpcServerMetrics } from './metrics.js';
+import { isDatabaseUnavailable } from './db.js';
 
 export type UnaryHandler<Req, Res> = (request: Req, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>;
 
@@ -46,6 +47,12 @@ export function unary<Req, Res>(
           const code = grpcStatusOfFailure[error.kind];
           finish(code);
           callback({ code, details: error.message, name: error.name, message: error.message });
+          return;
+        }
+        if (isDatabaseUnavailable(error)) {
+          options.logger.warn({ err: error, method }, 'database unavailable');
+          finish(grpc.status.UNAVAILABLE);
+          callback({ code: grpc.status.UNAVAILABLE, details: 'database unavailable, retry later' });
           return;
         }
         options.logger.error({ err: error, method }, 'unhandled error in gRPC handler');

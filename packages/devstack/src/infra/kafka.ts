@@ -86,7 +86,7 @@ export async function startKafka(logDir: string): Promise<RunningKafka> {
   const jvm = ['-cp', classpath, `-Dlog4j.configuration=file:${log4jFile}`];
   progress(`starting Kafka ${kafkaVersion} (KRaft) on 127.0.0.1:${brokerPort}`);
   const clusterId = randomBytes(16).toString('base64url');
-  await runCommand('java', [...jvm, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', configFile], {
+  await runCommand('java', [...jvm, 'kafka.tools.StorageTool', 'format', `--cluster-id=${clusterId}`, '-c', configFile], {
     what: 'formatting Kafka storage',
   });
   const brokers = [`127.0.0.1:${brokerPort}`];
