@@ -1,4 +1,5 @@
 import { env, parseConfig } from '@tws/common';
+import { z } from 'zod';
 
 /** The only place the attachments service reads its environment. */
 export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
@@ -17,6 +18,19 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
       S3_SECRET_KEY: env.text(),
       S3_BUCKET: env.text('task-attachments'),
       TASKS_GRPC_TARGET: env.grpcTarget('127.0.0.1:50051'),
+      /** Deadline of each call to the tasks service. */
+      GRPC_DEADLINE_MS: env.durationMs(10_000),
+      /** Lifetime of the presigned GET a permanent download URL redirects to (SigV4 allows 1 s … 7 days). */
+      DOWNLOAD_URL_TTL_SECONDS: z.coerce.number().int().min(1).max(604_800).default(300),
+      /** How often the sweeper looks for abandoned uploads and attachments of deleted tasks; 0 turns it off. */
+      SWEEP_INTERVAL_MS: env.durationMs(300_000),
+      /** Uploads, and tasks checked for existence, per sweep. */
+      SWEEP_BATCH_SIZE: env.count(200),
+      /**
+       * How long after its upload URL expired an unregistered upload is removed; covers a PUT that
+       * started just before expiry and clock skew between this service and the object store.
+       */
+      UPLOAD_GRACE_MS: env.durationMs(3_600_000),
     },
     source,
   );

@@ -1,7 +1,7 @@
 import { createLogger, exitOnStartupFailure, runMigrations } from '@tws/common';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from './config.js';
-import { createObjectStore, ensureBucket } from './storage/object-store.js';
+import { createObjectStore } from './storage/object-store.js';
 
 /** Applies the `attachments` schema migrations and creates the bucket. */
 const logger = createLogger('attachments-migrate');
@@ -14,7 +14,12 @@ try {
     directory: fileURLToPath(new URL('../migrations', import.meta.url)),
     logger,
   });
-  await ensureBucket(createObjectStore(config), config.S3_BUCKET, config.S3_REGION);
+  const store = createObjectStore(config);
+  try {
+    await store.ensureBucket();
+  } finally {
+    store.close();
+  }
   logger.info({ applied, bucket: config.S3_BUCKET }, 'attachments migrations complete');
 } catch (error) {
   exitOnStartupFailure(logger, error);

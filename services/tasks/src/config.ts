@@ -12,6 +12,16 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
       DATABASE_POOL_SIZE: env.count(20),
       KAFKA_BROKERS: env.list(),
       KAFKA_CLIENT_ID: env.text('tasks'),
+      /** Outbox rows published per Kafka request. */
+      OUTBOX_BATCH_SIZE: env.count(200),
+      /** Polling fallback of the relay when no LISTEN/NOTIFY wake-up arrives. */
+      OUTBOX_POLL_INTERVAL_MS: env.count(2_000),
+      /** How often a standby replica tries to take over the relay. */
+      OUTBOX_STANDBY_RETRY_MS: env.count(2_000),
+      /** Longest wait between retries while Kafka (or Postgres) is unavailable. */
+      OUTBOX_MAX_BACKOFF_MS: env.count(10_000),
+      /** Published outbox rows are deleted after this long (default one day). */
+      OUTBOX_RETENTION_MS: env.count(24 * 60 * 60 * 1000),
     },
     source,
   );

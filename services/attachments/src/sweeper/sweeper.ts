@@ -1,0 +1,130 @@
+import type { Logger, Pool } from '@tws/common';
+import type { TasksPort } from '../clients/tasks.js';
+import * as repo from '../db/repository.js';
+import type { AttachmentMetrics } from '../metrics.js';
+import type { ObjectStore } from '../storage/object-store.js';
+
+export interface SweeperOptions {
+  pool: Pool;
+  store: ObjectStore;
+  tasks: TasksPort;
+  metrics: AttachmentMetrics;
+  logger: Logger;
+  intervalMs: number;
+  batchSize: number;
+  /** How long after expiry an unregistered upload is removed. */
+  uploadGraceMs: number;
+}
+
+export interface SweepReport {
+  /** False when another replica held the sweeper lock. */
+  ran: boolean;
+  abandonedUploads: number;
+  revokedUploads: number;
+  tasksChecked: number;
+  orphanedAttachments: number;
+}
+
+/** One sweeper at a time across replicas: a session-level Postgres advisory lock. */
+const LOCK_KEY = 'attachments:sweeper';
+
+/**
+ * Removes what nobody can use any more, so no object accumulates:
+ * - uploads never registered (or whose attachment was removed) once their upload URL has expired
+ *   (plus a grace period), object and row;
+ * - attachments whose task no longer exists (tasks.GetTask answers NOT_FOUND), should the gateway's
+ *   DeleteTaskAttachments call after a task deletion have failed.
+ * Runs every `intervalMs` on the replica that holds the advisory lock; `stop()` ends it (SIGTERM).
+ */
+export function createSweeper(options: SweeperOptions) {
+  const { pool, store, tasks, metrics, logger } = options;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let stopping = false;
+  /** Where the walk over tasks with attachments continues (kept per replica; restarts at the beginning). */
+  let taskCursor: string | null = null;
+
+  async function sweepUploads(now: Date, report: SweepReport): Promise<void> {
+    const expired = await repo.findExpiredUploads(pool, new Date(now.getTime() - options.uploadGraceMs), options.batchSize);
+    for (const upload of expired) {
+      if (stopping) return;
+      const removed = await repo.deleteUnregisteredUpload(pool, upload.id, (key) => store.remove([key]));
+      if (!removed) continue;
+      if (upload.revokedAt) {
+        report.revokedUploads += 1;
+        metrics.sweeperRemoved.inc({ reason: 'revoked_upload' });
+      } else {
+        report.abandonedUploads += 1;
+        metrics.sweeperRemoved.inc({ reason: 'abandoned_upload' });
+      }
+    }
+  }
+
+  async function sweepOrphans(report: SweepReport): Promise<void> {
+    const batch = await repo.tasksWithAttachments(pool, taskCursor, options.batchSize);
+    taskCursor = batch.length < options.batchSize ? null : (batch.at(-1)?.taskId ?? null);
+    for (const { workspaceId, taskId } of batch) {
+      if (stopping) return;
+      report.tasksChecked += 1;
+      // Any failure other than NOT_FOUND (tasks service down) ends this pass: nothing is removed on doubt.
+      if (await tasks.taskExists(workspaceId, taskId)) continue;
+      const removed = await repo.deleteTaskAttachments(pool, workspaceId, taskId, (keys) => store.remove(keys));
+      report.orphanedAttachments += removed;
+      metrics.sweeperRemoved.inc({ reason: 'task_deleted' }, removed);
+      if (removed > 0) logger.info({ workspaceId, taskId, removed }, 'sweeper removed attachments of a deleted task');
+    }
+  }
+
+  /** One sweep, if this replica gets the lock; `now` is injectable for tests. */
+  async function runOnce(now: Date = new Date()): Promise<SweepReport> {
+    const report: SweepReport = { ran: false, abandonedUploads: 0, revokedUploads: 0, tasksChecked: 0, orphanedAttachments: 0 };
+    const client = await pool.connect();
+    let locked = false;
+    try {
+      const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [LOCK_KEY]);
+      locked = rows[0]?.locked === true;
+      if (!locked) return report;
+      report.ran = true;
+      await sweepUploads(now, report);
+      await sweepOrphans(report);
+      if (!stopping) metrics.sweeperLastSuccess.set(Date.now() / 1000);
+      return report;
+    } finally {
+      if (locked) await client.query('SELECT pg_advisory_unlock(hashtext($1))', [LOCK_KEY]).catch(() => undefined);
+      client.release();
+    }
+  }
+
+  function schedule(): void {
+    if (stopping || options.intervalMs <= 0) return;
+    timer = setTimeout(() => {
+      running = runOnce()
+        .then(
+          (report) => {
+            if (report.abandonedUploads + report.revokedUploads + report.orphanedAttachments > 0) logger.info({ report }, 'sweep done');
+          },
+          (error: unknown) => logger.warn({ err: error }, 'sweep failed; retrying at the next interval'),
+        )
+        .finally(() => {
+          running = undefined;
+          schedule();
+        });
+    }, options.intervalMs);
+  }
+
+  return {
+    runOnce,
+    start(): void {
+      stopping = false;
+      schedule();
+    },
+    /** Stops scheduling and waits for a sweep in progress (it stops between items). */
+    async stop(): Promise<void> {
+      stopping = true;
+      if (timer) clearTimeout(timer);
+      await running;
+    },
+  };
+}
+
+export type Sweeper = ReturnType<typeof createSweeper>;

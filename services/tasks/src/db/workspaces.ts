@@ -1,0 +1,193 @@
+import type { Member, Plan, Role, Status, SystemType, Workspace } from '../domain/model.js';
+import type { Queryable } from './queryable.js';
+
+interface WorkspaceRow {
+  id: string;
+  name: string;
+  url_id: string;
+  avatar_url: string | null;
+  task_prefix: string;
+  plan: Plan;
+}
+
+interface MemberRow {
+  user_id: string;
+  name: string;
+  email: string;
+  role: Role;
+  avatar_url: string | null;
+}
+
+interface StatusRow {
+  id: string;
+  name: string;
+  color: string;
+  system_type: SystemType | null;
+  position: number;
+}
+
+const toWorkspace = (row: WorkspaceRow): Workspace => ({
+  id: row.id,
+  name: row.name,
+  urlId: row.url_id,
+  avatarUrl: row.avatar_url,
+  taskPrefix: row.task_prefix,
+  plan: row.plan,
+});
+
+const toMember = (row: MemberRow): Member => ({
+  userId: row.user_id,
+  name: row.name,
+  email: row.email,
+  role: row.role,
+  avatarUrl: row.avatar_url,
+});
+
+const toStatus = (row: StatusRow): Status => ({
+  id: row.id,
+  name: row.name,
+  color: row.color,
+  systemType: row.system_type,
+  order: row.position,
+});
+
+const workspaceColumns = 'id, name, url_id, avatar_url, task_prefix, plan';
+
+/** Inserts a workspace; null when the url id is taken (the caller draws another). */
+export async function insertWorkspace(
+  db: Queryable,
+  input: { name: string; urlId: string; taskPrefix: string; plan: Plan },
+): Promise<Workspace | null> {
+  const { rows } = await db.query<WorkspaceRow>(
+    `INSERT INTO workspaces (name, url_id, task_prefix, plan) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (url_id) DO NOTHING RETURNING ${workspaceColumns}`,
+    [input.name, input.urlId, input.taskPrefix, input.plan],
+  );
+  return rows[0] ? toWorkspace(rows[0]) : null;
+}
+
+export async function getWorkspace(db: Queryable, id: string): Promise<Workspace | null> {
+  const { rows } = await db.query<WorkspaceRow>({
+    name: 'tasks-get-workspace',
+    text: `SELECT ${workspaceColumns} FROM workspaces WHERE id = $1`,
+    values: [id],
+  });
+  return rows[0] ? toWorkspace(rows[0]) : null;
+}
+
+/** Takes a project slot of the workspace's plan; false when the free plan is full (or no workspace). */
+export async function takeProjectSlot(db: Queryable, workspaceId: string, freeLimit: number): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE workspaces SET project_count = project_count + 1
+     WHERE id = $1 AND (plan = 'pro' OR project_count < $2)`,
+    [workspaceId, freeLimit],
+  );
+  return rowCount === 1;
+}
+
+/** Takes a task slot of the workspace's plan; false when the free plan is full (or no workspace). */
+export async function takeTaskSlot(db: Queryable, workspaceId: string, freeLimit: number): Promise<boolean> {
+  const { rowCount } = await db.query({
+    name: 'tasks-take-task-slot',
+    text: `UPDATE workspaces SET task_count = task_count + 1 WHERE id = $1 AND (plan = 'pro' OR task_count < $2)`,
+    values: [workspaceId, freeLimit],
+  });
+  return rowCount === 1;
+}
+
+export async function releaseTaskSlot(db: Queryable, workspaceId: string): Promise<void> {
+  await db.query({
+    name: 'tasks-release-task-slot',
+    text: 'UPDATE workspaces SET task_count = task_count - 1 WHERE id = $1 AND task_count > 0',
+    values: [workspaceId],
+  });
+}
+
+/** Finds the user with this (lower-cased) email or creates it; an existing user is kept as it is. */
+export async function upsertUser(db: Queryable, input: { name: string; email: string }): Promise<string> {
+  const { rows } = await db.query<{ id: string }>(
+    `INSERT INTO users (name, email) VALUES ($1, $2)
+     ON CONFLICT (email) DO UPDATE SET email = EXCLUDED.email
+     RETURNING id`,
+    [input.name, input.email],
+  );
+  return rows[0]!.id;
+}
+
+/** Adds a member; false when the user already is one. */
+export async function insertMember(db: Queryable, workspaceId: string, userId: string, role: Role): Promise<boolean> {
+  const { rowCount } = await db.query(
+    'INSERT INTO members (workspace_id, user_id, role) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
+    [workspaceId, userId, role],
+  );
+  return rowCount === 1;
+}
+
+const memberSelect = `SELECT m.user_id, u.name, u.email, m.role, u.avatar_url
+  FROM members m JOIN users u ON u.id = m.user_id`;
+
+export async function getMember(db: Queryable, workspaceId: string, userId: string): Promise<Member | null> {
+  const { rows } = await db.query<MemberRow>({
+    name: 'tasks-get-member',
+    text: `${memberSelect} WHERE m.workspace_id = $1 AND m.user_id = $2`,
+    values: [workspaceId, userId],
+  });
+  return rows[0] ? toMember(rows[0]) : null;
+}
+
+export async function listMembers(db: Queryable, workspaceId: string): Promise<Member[]> {
+  const { rows } = await db.query<MemberRow>({
+    name: 'tasks-list-members',
+    text: `${memberSelect} WHERE m.workspace_id = $1 ORDER BY m.created_at, u.name, m.user_id`,
+    values: [workspaceId],
+  });
+  return rows.map(toMember);
+}
+
+export async function insertStatuses(
+  db: Queryable,
+  workspaceId: string,
+  statuses: ReadonlyArray<{ name: string; color: string; systemType: SystemType | null }>,
+): Promise<void> {
+  await db.query(
+    `INSERT INTO statuses (workspace_id, name, color, system_type, position)
+     SELECT $1, s.name, s.color, s.system_type, s.ord - 1
+     FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS s(name, color, system_type, ord)`,
+    [
+      workspaceId,
+      statuses.map((status) => status.name),
+      statuses.map((status) => status.color),
+      statuses.map((status) => status.systemType),
+    ],
+  );
+}
+
+const statusColumns = 'id, name, color, system_type, position';
+
+export async function listStatuses(db: Queryable, workspaceId: string): Promise<Status[]> {
+  const { rows } = await db.query<StatusRow>({
+    name: 'tasks-list-statuses',
+    text: `SELECT ${statusColumns} FROM statuses WHERE workspace_id = $1 ORDER BY position, id`,
+    values: [workspaceId],
+  });
+  return rows.map(toStatus);
+}
+
+export async function getStatus(db: Queryable, workspaceId: string, id: string): Promise<Status | null> {
+  const { rows } = await db.query<StatusRow>({
+    name: 'tasks-get-status',
+    text: `SELECT ${statusColumns} FROM statuses WHERE workspace_id = $1 AND id = $2`,
+    values: [workspaceId, id],
+  });
+  return rows[0] ? toStatus(rows[0]) : null;
+}
+
+/** The workspace's `todo` or `done` status. */
+export async function getSystemStatus(db: Queryable, workspaceId: string, systemType: SystemType): Promise<Status | null> {
+  const { rows } = await db.query<StatusRow>({
+    name: 'tasks-get-system-status',
+    text: `SELECT ${statusColumns} FROM statuses WHERE workspace_id = $1 AND system_type = $2`,
+    values: [workspaceId, systemType],
+  });
+  return rows[0] ? toStatus(rows[0]) : null;
+}

@@ -1,0 +1,106 @@
+import { forbidden, inTransaction, invalid, notFound, type Pool } from '@tws/common';
+import {
+  insertProject,
+  insertSectionAtEnd,
+  listProjects as listProjectRows,
+  listSections as listSectionRows,
+  lockProject,
+  prefixesLike,
+  projectExists,
+  updateProject as updateProjectRow,
+  updateSectionName,
+} from '../db/projects.js';
+import type { Queryable } from '../db/queryable.js';
+import { takeProjectSlot } from '../db/workspaces.js';
+import { deriveTaskPrefix, firstFreePrefix } from './identifiers.js';
+import { defaultSectionName, freePlanLimits, type Project, type Section } from './model.js';
+import { pathId, requiredText } from './validation.js';
+import { getWorkspace } from './workspaces.js';
+
+/** An optional project description: an empty string is stored as null (as for tasks). */
+function optionalDescription(value: string | undefined): string | null | undefined {
+  if (value === undefined) return undefined;
+  if (value.length > 10_000) throw invalid('description must be at most 10000 characters');
+  return value === '' ? null : value;
+}
+
+export async function listProjects(pool: Queryable, workspaceId: string): Promise<Project[]> {
+  const id = pathId(workspaceId, 'workspace');
+  const projects = await listProjectRows(pool, id);
+  if (projects.length === 0) await getWorkspace(pool, id);
+  return projects;
+}
+
+/**
+ * A project with its default `To Do` section. The free plan's project limit is taken with a
+ * conditional counter UPDATE on the workspace row in the same transaction, so concurrent creations
+ * cannot overshoot it; that row lock also serialises the choice of a unique task prefix.
+ */
+export async function createProject(
+  pool: Pool,
+  input: { workspaceId: string; name: string; description?: string | undefined },
+): Promise<{ id: string; defaultListId: string }> {
+  const workspaceId = pathId(input.workspaceId, 'workspace');
+  const name = requiredText(input.name, 'name', 200);
+  const description = optionalDescription(input.description) ?? null;
+  return inTransaction(pool, async (db) => {
+    if (!(await takeProjectSlot(db, workspaceId, freePlanLimits.projects))) {
+      await getWorkspace(db, workspaceId);
+      throw forbidden(`free plan limit reached: ${freePlanLimits.projects} projects`);
+    }
+    const base = deriveTaskPrefix(name, 'P');
+    const taskPrefix = firstFreePrefix(base, await prefixesLike(db, workspaceId, base));
+    const id = await insertProject(db, { workspaceId, name, description, taskPrefix });
+    const defaultListId = await insertSectionAtEnd(db, { workspaceId, projectId: id, name: defaultSectionName });
+    return { id, defaultListId };
+  });
+}
+
+export async function updateProject(
+  pool: Queryable,
+  input: { workspaceId: string; id: string; name?: string | undefined; description?: string | undefined; clearDescription: boolean },
+): Promise<{ id: string }> {
+  const workspaceId = pathId(input.workspaceId, 'workspace');
+  const id = pathId(input.id, 'project');
+  if (input.description !== undefined && input.clearDescription) {
+    throw invalid('description and clearDescription cannot both be set');
+  }
+  const changes: { name?: string; description?: string | null } = {};
+  if (input.name !== undefined) changes.name = requiredText(input.name, 'name', 200);
+  if (input.clearDescription) changes.description = null;
+  else if (input.description !== undefined) changes.description = optionalDescription(input.description) ?? null;
+  if (Object.keys(changes).length === 0) throw invalid('no fields to update');
+  if (!(await updateProjectRow(pool, workspaceId, id, changes))) throw notFound('project not found');
+  return { id };
+}
+
+export async function listSections(pool: Queryable, workspaceId: string, projectId: string): Promise<Section[]> {
+  const ws = pathId(workspaceId, 'workspace');
+  const project = pathId(projectId, 'project');
+  const sections = await listSectionRows(pool, ws, project);
+  if (sections.length === 0 && !(await projectExists(pool, ws, project))) throw notFound('project not found');
+  return sections;
+}
+
+/** A section at the end of its project (the project row lock makes max + 1 race-free). */
+export async function createSection(
+  pool: Pool,
+  input: { workspaceId: string; projectId: string; name: string },
+): Promise<{ id: string }> {
+  const workspaceId = pathId(input.workspaceId, 'workspace');
+  const projectId = pathId(input.projectId, 'project');
+  const name = requiredText(input.name, 'name', 200);
+  return inTransaction(pool, async (db) => {
+    if (!(await lockProject(db, workspaceId, projectId))) throw notFound('project not found');
+    return { id: await insertSectionAtEnd(db, { workspaceId, projectId, name }) };
+  });
+}
+
+export async function updateSection(pool: Queryable, input: { workspaceId: string; id: string; name: string }): Promise<Section> {
+  const workspaceId = pathId(input.workspaceId, 'workspace');
+  const id = pathId(input.id, 'section');
+  const name = requiredText(input.name, 'name', 200);
+  const section = await updateSectionName(pool, workspaceId, id, name);
+  if (!section) throw notFound('section not found');
+  return section;
+}

@@ -1,0 +1,140 @@
+import { DomainError, forbidden, inTransaction, invalid, notFound, type Pool } from '@tws/common';
+import { z } from 'zod';
+import { findApiKeyByHash, insertApiKey, revokeApiKey as revokeApiKeyRow } from '../db/api-keys.js';
+import {
+  getMember,
+  getWorkspace as getWorkspaceRow,
+  insertMember,
+  insertStatuses,
+  insertWorkspace,
+  listMembers as listMemberRows,
+  listStatuses as listStatusRows,
+  upsertUser,
+} from '../db/workspaces.js';
+import type { Queryable } from '../db/queryable.js';
+import { generateApiKey, hashApiKey, looksLikeApiKey } from './api-keys.js';
+import { deriveTaskPrefix, newUrlId } from './identifiers.js';
+import { defaultStatuses, type IssuedApiKey, type Member, type Plan, type Role, type Status, type Workspace } from './model.js';
+import { pathId, requiredText } from './validation.js';
+
+const emailSchema = z.email();
+
+function normaliseEmail(email: string | undefined): string {
+  const value = (email ?? '').trim().toLowerCase();
+  if (!emailSchema.safeParse(value).success) throw invalid('email must be a valid email address');
+  return value;
+}
+
+/** The workspace a request acts in; NOT_FOUND when it does not exist. */
+export async function getWorkspace(pool: Queryable, workspaceId: string): Promise<Workspace> {
+  const workspace = await getWorkspaceRow(pool, pathId(workspaceId, 'workspace'));
+  if (!workspace) throw notFound('workspace not found');
+  return workspace;
+}
+
+export async function listMembers(pool: Queryable, workspaceId: string): Promise<Member[]> {
+  const id = pathId(workspaceId, 'workspace');
+  const members = await listMemberRows(pool, id);
+  if (members.length === 0) await getWorkspace(pool, id);
+  return members;
+}
+
+export async function listStatuses(pool: Queryable, workspaceId: string): Promise<Status[]> {
+  const id = pathId(workspaceId, 'workspace');
+  const statuses = await listStatusRows(pool, id);
+  if (statuses.length === 0) await getWorkspace(pool, id);
+  return statuses;
+}
+
+export async function getMembership(pool: Queryable, workspaceId: string, userId: string): Promise<Member> {
+  const member = await getMember(pool, pathId(workspaceId, 'member'), pathId(userId, 'member'));
+  if (!member) throw notFound('member not found');
+  return member;
+}
+
+export interface Authenticated {
+  workspaceId: string;
+  apiKeyId: string;
+  apiKeyName: string;
+  userId: string;
+}
+
+/** Resolves an API key by its hash; UNAUTHENTICATED for anything but a live key. */
+export async function authenticateApiKey(pool: Queryable, key: string): Promise<Authenticated> {
+  const rejected = new DomainError('unauthenticated', 'invalid API key');
+  if (!looksLikeApiKey(key)) throw rejected;
+  const found = await findApiKeyByHash(pool, hashApiKey(key));
+  if (!found) throw rejected;
+  return { workspaceId: found.workspaceId, apiKeyId: found.apiKeyId, apiKeyName: found.name, userId: found.userId };
+}
+
+async function issueKey(db: Queryable, workspaceId: string, userId: string, name: string): Promise<IssuedApiKey> {
+  const key = generateApiKey();
+  const id = await insertApiKey(db, { workspaceId, userId, name, keyHash: hashApiKey(key) });
+  return { id, name, key };
+}
+
+/**
+ * A new workspace with its owner (a user found or created by email), the default statuses and a
+ * first API key, in one transaction.
+ */
+export async function createWorkspace(
+  pool: Pool,
+  input: { name: string; plan: Plan; ownerName: string; ownerEmail: string | undefined },
+): Promise<{ workspace: Workspace; owner: Member; apiKey: IssuedApiKey }> {
+  const name = requiredText(input.name, 'name', 200);
+  const ownerName = requiredText(input.ownerName, 'owner name', 200);
+  return inTransaction(pool, async (db) => {
+    let workspace: Workspace | null = null;
+    // The random suffix makes a clash unlikely; draw again if it happens.
+    for (let attempt = 0; workspace === null; attempt++) {
+      if (attempt === 5) throw new Error('could not draw a free workspace url id');
+      workspace = await insertWorkspace(db, { name, urlId: newUrlId(name), taskPrefix: deriveTaskPrefix(name, 'WS'), plan: input.plan });
+    }
+    const ownerEmail = normaliseEmail(input.ownerEmail ?? `owner@${workspace.urlId}.example`);
+    const userId = await upsertUser(db, { name: ownerName, email: ownerEmail });
+    await insertMember(db, workspace.id, userId, 'owner');
+    await insertStatuses(db, workspace.id, defaultStatuses);
+    const apiKey = await issueKey(db, workspace.id, userId, 'Default key');
+    const owner = await getMember(db, workspace.id, userId);
+    return { workspace, owner: owner!, apiKey };
+  });
+}
+
+/** Adds a person (found or created by email, shared across workspaces) to a workspace. */
+export async function addMember(
+  pool: Pool,
+  input: { workspaceId: string; email: string; name: string; role: Role },
+): Promise<Member> {
+  const workspaceId = pathId(input.workspaceId, 'workspace');
+  const name = requiredText(input.name, 'name', 200);
+  const email = normaliseEmail(input.email);
+  return inTransaction(pool, async (db) => {
+    await getWorkspace(db, workspaceId);
+    const userId = await upsertUser(db, { name, email });
+    if (!(await insertMember(db, workspaceId, userId, input.role))) {
+      throw new DomainError('already_exists', 'user is already a member of this workspace');
+    }
+    return (await getMember(db, workspaceId, userId))!;
+  });
+}
+
+/** A new API key for a member; guests cannot have keys. */
+export async function createApiKey(
+  pool: Pool,
+  input: { workspaceId: string; userId: string; name: string },
+): Promise<IssuedApiKey> {
+  const workspaceId = pathId(input.workspaceId, 'workspace');
+  const name = requiredText(input.name, 'name', 100);
+  return inTransaction(pool, async (db) => {
+    await getWorkspace(db, workspaceId);
+    const member = await getMember(db, workspaceId, pathId(input.userId, 'member'));
+    if (!member) throw notFound('user is not a member of this workspace');
+    if (member.role === 'guest') throw forbidden('guests cannot create API keys');
+    return issueKey(db, workspaceId, member.userId, name);
+  });
+}
+
+export async function revokeApiKey(pool: Queryable, workspaceId: string, id: string): Promise<void> {
+  if (!(await revokeApiKeyRow(pool, pathId(workspaceId, 'API key'), pathId(id, 'API key')))) throw notFound('API key not found');
+}

@@ -1,0 +1,174 @@
+import type { GrpcServerMetrics, Logger, Pool } from '@tws/common';
+import { unary } from '@tws/common';
+import type { DescriptionChange__Output } from '@tws/proto-types/generated/tasks/v1/DescriptionChange';
+import type { Actor__Output } from '@tws/proto-types/generated/tasks/v1/Actor';
+import type { TasksServiceHandlers } from '@tws/proto-types/generated/tasks/v1/TasksService';
+import type { DescriptionInput } from '../domain/description.js';
+import * as projects from '../domain/projects.js';
+import * as tasks from '../domain/tasks.js';
+import * as workspaces from '../domain/workspaces.js';
+import { memberMessage, projectMessage, sectionMessage, statusMessage, taskMessage, workspaceMessage } from './mappers.js';
+
+export interface HandlerDeps {
+  pool: Pool;
+  logger: Logger;
+  metrics: GrpcServerMetrics;
+}
+
+function descriptionInput(change: DescriptionChange__Output | null): DescriptionInput | undefined {
+  switch (change?.value) {
+    case 'markdown':
+      return { markdown: change.markdown ?? '' };
+    case 'nodesJson':
+      return { nodesJson: change.nodesJson ?? '' };
+    case 'clear':
+      return change.clear ? { clear: true } : undefined;
+    default:
+      return undefined;
+  }
+}
+
+function actorInput(actor: Actor__Output | null): tasks.Actor | undefined {
+  if (actor?.kind === 'apiKeyId' && actor.apiKeyId) return { apiKeyId: actor.apiKeyId };
+  if (actor?.kind === 'userId' && actor.userId) return { userId: actor.userId };
+  return undefined;
+}
+
+/** tasks.v1.TasksService: thin mapping between the proto messages and the domain operations. */
+export function tasksServiceHandlers({ pool, logger, metrics }: HandlerDeps): TasksServiceHandlers {
+  const options = { service: 'tasks.v1.TasksService', logger, metrics };
+  return {
+    AuthenticateApiKey: unary('AuthenticateApiKey', async (request) => workspaces.authenticateApiKey(pool, request.key), options),
+    GetMembership: unary(
+      'GetMembership',
+      async (request) => ({ member: memberMessage(await workspaces.getMembership(pool, request.workspaceId, request.userId)) }),
+      options,
+    ),
+    GetWorkspace: unary(
+      'GetWorkspace',
+      async (request) => ({ workspace: workspaceMessage(await workspaces.getWorkspace(pool, request.workspaceId)) }),
+      options,
+    ),
+    ListMembers: unary(
+      'ListMembers',
+      async (request) => ({ members: (await workspaces.listMembers(pool, request.workspaceId)).map(memberMessage) }),
+      options,
+    ),
+    ListStatuses: unary(
+      'ListStatuses',
+      async (request) => ({ statuses: (await workspaces.listStatuses(pool, request.workspaceId)).map(statusMessage) }),
+      options,
+    ),
+    ListProjects: unary(
+      'ListProjects',
+      async (request) => ({ projects: (await projects.listProjects(pool, request.workspaceId)).map(projectMessage) }),
+      options,
+    ),
+    CreateProject: unary(
+      'CreateProject',
+      async (request) =>
+        projects.createProject(pool, { workspaceId: request.workspaceId, name: request.name, description: request.description }),
+      options,
+    ),
+    UpdateProject: unary(
+      'UpdateProject',
+      async (request) =>
+        projects.updateProject(pool, {
+          workspaceId: request.workspaceId,
+          id: request.id,
+          name: request.name,
+          description: request.description,
+          clearDescription: request.clearDescription,
+        }),
+      options,
+    ),
+    ListSections: unary(
+      'ListSections',
+      async (request) => ({
+        sections: (await projects.listSections(pool, request.workspaceId, request.projectId)).map(sectionMessage),
+      }),
+      options,
+    ),
+    CreateSection: unary(
+      'CreateSection',
+      async (request) =>
+        projects.createSection(pool, { workspaceId: request.workspaceId, projectId: request.projectId, name: request.name }),
+      options,
+    ),
+    UpdateSection: unary(
+      'UpdateSection',
+      async (request) => ({
+        section: sectionMessage(await projects.updateSection(pool, { workspaceId: request.workspaceId, id: request.id, name: request.name })),
+      }),
+      options,
+    ),
+    ListTasks: unary(
+      'ListTasks',
+      async (request) => ({ tasks: (await tasks.listTasks(pool, request.workspaceId, request.projectId)).map(taskMessage) }),
+      options,
+    ),
+    GetTask: unary(
+      'GetTask',
+      async (request) => ({ task: taskMessage(await tasks.getTask(pool, request.workspaceId, request.id)) }),
+      options,
+    ),
+    CreateTask: unary(
+      'CreateTask',
+      async (request) =>
+        tasks.createTask(pool, {
+          workspaceId: request.workspaceId,
+          projectId: request.projectId,
+          listId: request.listId,
+          name: request.name,
+          assigneeId: request.assigneeId,
+        }),
+      options,
+    ),
+    UpdateTask: unary(
+      'UpdateTask',
+      async (request) => ({
+        task: taskMessage(
+          await tasks.updateTask(pool, {
+            workspaceId: request.workspaceId,
+            id: request.id,
+            name: request.name,
+            listId: request.listId,
+            isCompleted: request.isCompleted,
+            statusId: request.statusId,
+            assigneeId: request.assigneeId,
+            clearAssignee: request.clearAssignee,
+            description: descriptionInput(request.description),
+          }),
+        ),
+      }),
+      options,
+    ),
+    DeleteTask: unary(
+      'DeleteTask',
+      async (request) => {
+        await tasks.deleteTask(pool, request.workspaceId, request.id);
+        return {};
+      },
+      options,
+    ),
+    CreateComment: unary(
+      'CreateComment',
+      async (request) =>
+        tasks.createComment(pool, {
+          workspaceId: request.workspaceId,
+          taskId: request.taskId,
+          text: request.text,
+          actor: actorInput(request.actor),
+        }),
+      options,
+    ),
+    DeleteComment: unary(
+      'DeleteComment',
+      async (request) => {
+        await tasks.deleteComment(pool, request.workspaceId, request.id);
+        return {};
+      },
+      options,
+    ),
+  };
+}

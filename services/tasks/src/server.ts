@@ -1,0 +1,13 @@
+import type { GrpcServerMetrics, GrpcServiceRegistration, Logger, Pool } from '@tws/common';
+import { loadTasksProto } from '@tws/proto-types';
+import { adminServiceHandlers } from './handlers/admin-service.js';
+import { tasksServiceHandlers } from './handlers/tasks-service.js';
+
+/** The gRPC services of the tasks context, ready for serveBackend (or a test server). */
+export function buildGrpcServices(deps: { pool: Pool; logger: Logger; metrics: GrpcServerMetrics }): GrpcServiceRegistration[] {
+  const proto = loadTasksProto().tasks.v1;
+  return [
+    { name: 'tasks.v1.TasksService', definition: proto.TasksService.service, implementation: tasksServiceHandlers(deps) },
+    { name: 'tasks.v1.AdminService', definition: proto.AdminService.service, implementation: adminServiceHandlers(deps) },
+  ];
+}
