@@ -1,0 +1,157 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createWorkspace, type TestWorkspace } from '../support/admin.js';
+import { api, type Credentials } from '../support/api.js';
+import {
+  createProject,
+  createSection,
+  createTask,
+  expectError,
+  expectStatus,
+  getTask,
+  keyOf,
+  listProjects,
+  listSections,
+  patchTask,
+  plainText,
+  type CreatedProject,
+  type CreatedTask,
+} from '../support/fixtures.js';
+
+describe('errors and hostile input', () => {
+  let ws: TestWorkspace;
+  let key: Credentials;
+  let project: CreatedProject;
+  let task: CreatedTask;
+
+  beforeAll(async () => {
+    ws = await createWorkspace({ plan: 'pro' });
+    key = keyOf(ws);
+    project = await createProject(key);
+    task = await createTask(key, { projectId: project.id, listId: project.defaultListId });
+  });
+
+  describe('routing', () => {
+    it.each([
+      ['GET', '/v1/nope'],
+      ['GET', '/v2/workspace'],
+      ['POST', '/v1/workspace'],
+      ['DELETE', '/v1/projects'],
+      ['GET', '/v1/comments'],
+    ])('%s %s (no such route) answers 404 {"error"}', async (method, path) => {
+      expectError(await api(method, path, { credentials: key, ...(method === 'POST' ? { body: {} } : {}) }), 404);
+    });
+
+    it('answers 404 {"error"} for an unknown route even without credentials', async () => {
+      expectError(await api('GET', '/v1/does-not-exist'), 404);
+    });
+  });
+
+  describe('request bodies', () => {
+    it('malformed JSON answers 400', async () => {
+      const response = await api('POST', '/v1/projects', {
+        credentials: key,
+        rawBody: '{"name": "unterminated',
+        headers: { 'content-type': 'application/json' },
+      });
+      expectError(response, 400);
+    });
+
+    it('an empty JSON body on POST answers 400', async () => {
+      expectError(await api('POST', '/v1/projects', { credentials: key, rawBody: '', headers: { 'content-type': 'application/json' } }), 400);
+    });
+
+    it.each([
+      ['a JSON array', []],
+      ['a JSON string', 'name'],
+      ['JSON null', null],
+    ])('%s instead of an object answers 400', async (_label, body) => {
+      expectError(await api('POST', '/v1/projects', { credentials: key, rawBody: JSON.stringify(body), headers: { 'content-type': 'application/json' } }), 400);
+    });
+
+    it.each([
+      ['text/plain', JSON.stringify({ name: 'Typed wrong' })],
+      ['application/x-www-form-urlencoded', 'name=Typed+wrong'],
+      ['application/xml', '<project><name>Typed wrong</name></project>'],
+    ])('a %s body answers 415 and creates nothing', async (contentType, rawBody) => {
+      const before = await listProjects(key);
+      expectError(await api('POST', '/v1/projects', { credentials: key, rawBody, headers: { 'content-type': contentType } }), 415);
+      expect(await listProjects(key)).toStrictEqual(before);
+    });
+
+    it('a body over 1 MiB answers 413', async () => {
+      const rawBody = JSON.stringify({ name: 'Huge', description: 'x'.repeat(1024 * 1024) });
+      expect(Buffer.byteLength(rawBody)).toBeGreaterThan(1024 * 1024);
+      const before = await listProjects(key);
+      expectError(await api('POST', '/v1/projects', { credentials: key, rawBody, headers: { 'content-type': 'application/json' } }), 413);
+      expect(await listProjects(key)).toStrictEqual(before);
+    });
+
+    it.each([
+      ['POST /v1/projects name: 123', 'POST', () => '/v1/projects', () => ({ name: 123 })],
+      ['POST /v1/projects description: false', 'POST', () => '/v1/projects', () => ({ name: 'x', description: false })],
+      ['POST /v1/projects with an unknown field', 'POST', () => '/v1/projects', () => ({ name: 'x', colour: 'red' })],
+      ['PATCH /v1/projects/:id name: []', 'PATCH', () => `/v1/projects/${project.id}`, () => ({ name: [] })],
+      ['PATCH /v1/projects/:id description: 5', 'PATCH', () => `/v1/projects/${project.id}`, () => ({ description: 5 })],
+      ['POST /v1/sections projectId: 5', 'POST', () => '/v1/sections', () => ({ projectId: 5, name: 'x' })],
+      ['POST /v1/sections name: {}', 'POST', () => '/v1/sections', () => ({ projectId: project.id, name: {} })],
+      ['PATCH /v1/sections/:id name: true', 'PATCH', () => `/v1/sections/${project.defaultListId}`, () => ({ name: true })],
+      ['POST /v1/tasks name: 123', 'POST', () => '/v1/tasks', () => ({ projectId: project.id, listId: project.defaultListId, name: 123 })],
+      ['POST /v1/tasks assigneeId: 1', 'POST', () => '/v1/tasks', () => ({ projectId: project.id, listId: project.defaultListId, name: 'x', assigneeId: 1 })],
+      ['POST /v1/tasks with an unknown field', 'POST', () => '/v1/tasks', () => ({ projectId: project.id, listId: project.defaultListId, name: 'x', priority: 1 })],
+      ['PATCH /v1/tasks/:id isCompleted: "true"', 'PATCH', () => `/v1/tasks/${task.id}`, () => ({ isCompleted: 'true' })],
+      ['PATCH /v1/tasks/:id listId: 9', 'PATCH', () => `/v1/tasks/${task.id}`, () => ({ listId: 9 })],
+      ['POST /v1/tasks/:id/comments text: 1', 'POST', () => `/v1/tasks/${task.id}/comments`, () => ({ text: 1 })],
+    ])('wrong types: %s answers 400 and changes nothing', async (_label, method, path, body) => {
+      const before = { projects: await listProjects(key), sections: await listSections(key, project.id), task: await getTask(key, task.id) };
+      expectError(await api(method, path(), { credentials: key, body: body() }), 400);
+      expect({ projects: await listProjects(key), sections: await listSections(key, project.id), task: await getTask(key, task.id) }).toStrictEqual(before);
+    });
+  });
+
+  describe('hostile strings are data', () => {
+    const sql = "Robert'); DROP TABLE tasks; -- ' OR '1'='1";
+    const html = '<script>alert("x")</script><img src=x onerror=alert(1)>';
+    const unicode = 'Ünïcödé ✓ 日本語 🚀 \t tab \\ backslash';
+
+    it('stores and returns project names and descriptions verbatim', async () => {
+      for (const [name, description] of [
+        [sql, html],
+        [html, sql],
+        [unicode, `${sql}\n${html}`],
+      ] as const) {
+        const { id } = await createProject(key, { name, description });
+        expect((await listProjects(key)).find((p) => p.id === id)).toStrictEqual({ id, name, description, taskPrefix: expect.any(String) });
+      }
+    });
+
+    it('stores and returns section and task names verbatim', async () => {
+      for (const name of [sql, html, unicode]) {
+        const section = await createSection(key, project.id, name);
+        expect((await listSections(key, project.id)).find((s) => s.id === section.id)?.name).toBe(name);
+        const created = await createTask(key, { projectId: project.id, listId: section.id, name });
+        expect((await getTask(key, created.id)).name).toBe(name);
+        expect((await patchTask(key, created.id, { name: `${name}!` })).name).toBe(`${name}!`);
+      }
+    });
+
+    it('keeps SQL- and HTML-looking text of a markdown description as text', async () => {
+      for (const text of [sql, html]) {
+        const updated = await patchTask(key, task.id, { description: text });
+        expect(plainText(updated.description ?? [])).toBe(text);
+      }
+    });
+
+    it('accepts hostile comment text', async () => {
+      for (const text of [sql, html, unicode]) {
+        const response = await api('POST', `/v1/tasks/${task.id}/comments`, { credentials: key, body: { text } });
+        expectStatus(response, 201);
+      }
+    });
+
+    it('treats ids that look like SQL or paths as unknown (404)', async () => {
+      for (const id of ["1' OR '1'='1", '../../etc/passwd']) {
+        expectError(await api('GET', `/v1/tasks/${encodeURIComponent(id)}`, { credentials: key }), 404);
+      }
+    });
+  });
+});

@@ -1,0 +1,66 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createWorkspace, type TestWorkspace } from '../support/admin.js';
+import { api, type ApiResponse, type Credentials } from '../support/api.js';
+import { countStatuses, createApiKey, expectError, expectStatus, keyOf, pollUntil } from '../support/fixtures.js';
+import { requestFrom } from '../support/http-from.js';
+
+/**
+ * Rate limits (design: per-credential token bucket, default 50 req/s with a burst of 200; failed
+ * authentication 30 per minute per IP; 429 + Retry-After + {"error"}). The brute-force test comes from
+ * its own loopback address, so the block it causes touches no other test, whatever the file order.
+ */
+function expectTooManyRequests(response: ApiResponse): void {
+  expectError(response, 429);
+  expect(response.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
+}
+
+describe('rate limits', () => {
+  let ws: TestWorkspace;
+
+  beforeAll(async () => {
+    ws = await createWorkspace();
+  });
+
+  it('one credential gets its burst, then 429 with Retry-After; other credentials are unaffected', async () => {
+    const limited: Credentials = { apiKey: (await createApiKey(ws.workspace.id, ws.owner.userId)).key };
+    const started = Date.now();
+    const responses = await Promise.all(Array.from({ length: 400 }, () => api('GET', '/v1/statuses', { credentials: limited })));
+    const elapsedSeconds = (Date.now() - started) / 1000;
+
+    const counts = countStatuses(responses);
+    expect(Object.keys(counts).sort()).toStrictEqual(['200', '429']);
+    expect(counts[200]).toBeGreaterThanOrEqual(200);
+    expect(counts[200]).toBeLessThanOrEqual(200 + Math.ceil(50 * elapsedSeconds) + 1);
+    for (const response of responses.filter((r) => r.status === 429)) expectTooManyRequests(response);
+
+    expectStatus(await api('GET', '/v1/statuses', { credentials: keyOf(ws) }), 200);
+
+    // The bucket refills: the limited key works again within the time Retry-After announced.
+    const retryAfter = Number(responses.find((r) => r.status === 429)!.headers.get('retry-after'));
+    const recovered = await pollUntil(
+      () => api('GET', '/v1/statuses', { credentials: limited }),
+      (response) => response.status === 200,
+      { timeoutMs: (retryAfter + 1) * 1000, intervalMs: 100 },
+    );
+    expectStatus(recovered, 200);
+  });
+
+  it('failed authentication from one IP is blocked with 429 after 30 attempts a minute; other IPs are not', async () => {
+    const attacker = '127.0.0.2';
+    const statuses: number[] = [];
+    let blocked: ApiResponse | undefined;
+    for (let attempt = 0; attempt < 40; attempt++) {
+      const response = await requestFrom(attacker, 'GET', '/v1/workspace', { headers: { 'x-api-key': `guess-${attempt}` } });
+      statuses.push(response.status);
+      if (response.status === 429) blocked ??= response;
+      else expectError(response, 401);
+    }
+    expect(statuses.slice(0, 30)).toStrictEqual(Array.from({ length: 30 }, () => 401));
+    expect(statuses.slice(32)).toStrictEqual(Array.from({ length: 8 }, () => 429));
+    expectTooManyRequests(blocked!);
+
+    // Another address still gets the ordinary answers.
+    expectError(await requestFrom('127.0.0.3', 'GET', '/v1/workspace', { headers: { 'x-api-key': 'guess' } }), 401);
+    expectStatus(await requestFrom('127.0.0.3', 'GET', '/v1/workspace', { headers: { 'x-api-key': ws.apiKey.key } }), 200);
+  });
+});
