@@ -1,12 +1,18 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { serializerCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Logger } from '@tws/common';
 import type { Registry } from 'prom-client';
 import type { Backends } from './clients/backends.js';
+import { createTasksApi } from './clients/tasks-api.js';
 import type { GatewayConfig } from './config.js';
+import authPlugin from './plugins/auth.js';
 import errorsPlugin from './plugins/errors.js';
+import openApiPlugin from './plugins/openapi.js';
 import opsPlugin from './plugins/ops.js';
+import rateLimitPlugin from './plugins/rate-limit.js';
+import { validatorCompiler } from './plugins/validation.js';
+import v1Routes from './routes/v1.js';
 
 export interface AppDependencies {
   config: GatewayConfig;
@@ -19,19 +25,29 @@ export interface AppDependencies {
 export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, ZodTypeProvider>;
 
 export async function buildApp(deps: AppDependencies): Promise<App> {
+  const { config } = deps;
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
-    bodyLimit: deps.config.BODY_LIMIT_BYTES,
-    trustProxy: deps.config.TRUST_PROXY,
-    disableRequestLogging: true,
-    return503OnClosing: true,
+    bodyLimit: config.BODY_LIMIT_BYTES,
+    trustProxy: config.TRUST_PROXY,
+    // Per-request lines are off: http_request_duration_seconds covers traffic; errors are logged by the error handler.
+    logController: new LogController({ disableRequestLogging: true }),
+    // fastify's built-in 503 while closing carries framework fields ({error, message, statusCode});
+    // requests that still arrive on open connections during the drain are served instead, with
+    // `Connection: close`, while /readyz already reports shutting down.
+    return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: true },
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
+  app.decorate('tasksApi', createTasksApi(deps.backends.tasks, config.GRPC_DEADLINE_MS));
 
   await app.register(errorsPlugin);
+  await app.register(rateLimitPlugin, { config });
+  await app.register(openApiPlugin);
+  await app.register(authPlugin, { config, tasks: app.tasksApi });
   await app.register(opsPlugin, { registry: deps.registry, readiness: deps.backends.readiness });
+  await app.register(v1Routes, { prefix: '/v1' });
   app.addHook('onClose', async () => deps.backends.close());
   return app;
 }

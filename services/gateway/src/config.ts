@@ -1,8 +1,70 @@
-import { env, parseConfig } from '@tws/common';
+import { z } from 'zod';
+import { ConfigError, env, parseConfig } from '@tws/common';
 
-/** The only place the gateway reads its environment. */
+/**
+ * JWS algorithms a Bearer token may be signed with. Asymmetric only: `none` and the HMAC family
+ * (HS256…) are refused, because a shared secret would let anyone holding it mint tokens and
+ * algorithm-confusion attacks rely on them.
+ */
+export const jwtAlgorithms = [
+  'EdDSA',
+  'Ed25519',
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+] as const;
+export type JwtAlgorithm = (typeof jwtAlgorithms)[number];
+
+const algorithmList = z
+  .string()
+  .default('EdDSA,RS256,ES256')
+  .transform((value) => value.split(',').map((item) => item.trim()).filter((item) => item.length > 0))
+  .pipe(
+    z
+      .array(
+        z.enum(jwtAlgorithms, {
+          error: (issue) =>
+            `unsupported algorithm ${JSON.stringify(issue.input)} (allowed: ${jwtAlgorithms.join(', ')}; never none or HS*)`,
+        }),
+      )
+      .min(1, 'name at least one algorithm'),
+  );
+
+/** Optional text: unset and blank both mean "not configured". */
+const optionalText = () =>
+  z
+    .string()
+    .optional()
+    .transform((value) => (value === undefined || value.trim() === '' ? undefined : value));
+
+/**
+ * A PEM given through the environment; `\n` escapes (common when a PEM is squeezed into one line
+ * of a .env file or a Helm value) are turned back into line breaks.
+ */
+const optionalPem = () =>
+  optionalText()
+    .transform((value) => value?.replace(/\\n/g, '\n').trim())
+    .refine((value) => value === undefined || /-----BEGIN PUBLIC KEY-----/.test(value), {
+      message: 'must be a PEM "PUBLIC KEY" (SPKI)',
+    });
+
+/**
+ * The only place the gateway reads its environment.
+ *
+ * Rate limiting: a per-credential token bucket, as DESIGN.md decides, from the `limiter` package
+ * (maintained, `TokenBucket` with lazy refill and a burst size). `@fastify/rate-limit` was not used:
+ * it counts in fixed windows, which lets a client send twice the limit across a window edge and
+ * then blocks it until the window resets, instead of refilling smoothly. Buckets live in this
+ * process's memory, so the limits apply per gateway replica.
+ */
 export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
-  return parseConfig(
+  const config = parseConfig(
     {
       LOG_LEVEL: env.logLevel(),
       HOST: env.host(),
@@ -13,9 +75,45 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
       ATTACHMENTS_GRPC_TARGET: env.grpcTarget('127.0.0.1:50052'),
       WEBHOOKS_GRPC_TARGET: env.grpcTarget('127.0.0.1:50053'),
       GRPC_DEADLINE_MS: env.durationMs(10_000),
+
+      /** How long a successful API key lookup is reused; a revoked key keeps working at most this long. 0 = no cache. */
+      AUTH_API_KEY_CACHE_TTL_MS: env.durationMs(5_000),
+      /** How long a confirmed workspace membership of a Bearer user is reused. 0 = no cache. */
+      AUTH_MEMBERSHIP_CACHE_TTL_MS: env.durationMs(5_000),
+      /** JWKS of the token issuer (`https://…/.well-known/jwks.json`); alternative to AUTH_JWT_PUBLIC_KEY. */
+      AUTH_JWT_JWKS_URL: optionalText().pipe(z.url({ protocol: /^https?$/ }).optional()),
+      /** One public key (SPKI PEM) that signs Bearer tokens; alternative to AUTH_JWT_JWKS_URL. */
+      AUTH_JWT_PUBLIC_KEY: optionalPem(),
+      /** Accepted JWS algorithms, comma-separated; asymmetric only. */
+      AUTH_JWT_ALGORITHMS: algorithmList,
+      /** Required `iss` of Bearer tokens (required when a key source is set). */
+      AUTH_JWT_ISSUER: optionalText(),
+      /** Accepted `aud` values, comma-separated (required when a key source is set). */
+      AUTH_JWT_AUDIENCE: optionalText().transform((value) =>
+        value === undefined ? undefined : value.split(',').map((item) => item.trim()).filter((item) => item.length > 0),
+      ),
+      /** Clock skew tolerated when checking `exp` and `nbf`. */
+      AUTH_JWT_CLOCK_TOLERANCE_SECONDS: z.coerce.number().int().min(0).max(300).default(5),
+
+      /** Sustained requests per second per credential (API key, or user + workspace; client IP when unauthenticated). 0 = no limit. */
+      RATE_LIMIT_PER_SECOND: z.coerce.number().min(0).default(50),
+      /** Bucket size: requests a credential may send at once after being idle. */
+      RATE_LIMIT_BURST: env.count(200),
+      /** Failed authentications (bad API key or token) allowed per client IP per minute before 429. 0 = no limit. */
+      AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(0).default(30),
     },
     source,
   );
+  const problems: string[] = [];
+  if (config.AUTH_JWT_JWKS_URL && config.AUTH_JWT_PUBLIC_KEY) {
+    problems.push('AUTH_JWT_JWKS_URL, AUTH_JWT_PUBLIC_KEY: set only one of them');
+  }
+  if (config.AUTH_JWT_JWKS_URL || config.AUTH_JWT_PUBLIC_KEY) {
+    if (!config.AUTH_JWT_ISSUER) problems.push('AUTH_JWT_ISSUER: is required when Bearer tokens are enabled');
+    if (!config.AUTH_JWT_AUDIENCE?.length) problems.push('AUTH_JWT_AUDIENCE: is required when Bearer tokens are enabled');
+  }
+  if (problems.length > 0) throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
+  return config;
 }
 
 export type GatewayConfig = ReturnType<typeof loadConfig>;

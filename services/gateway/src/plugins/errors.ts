@@ -37,11 +37,37 @@ function describeValidation(error: FastifyError): string {
   return field ? `${where}.${field}: ${first.message ?? 'is invalid'}` : `${where}: ${first.message ?? 'is invalid'}`;
 }
 
+const unsupportedMediaType = (): HttpError => new HttpError(415, 'unsupported content type: send application/json');
+
+/**
+ * Request bodies are JSON only (415 otherwise), with fastify's prototype-poisoning-safe parser and
+ * the configured body limit (413). No route takes a body on DELETE, so a DELETE body, whatever its
+ * type, is read and ignored; an empty body with `content-type: application/json` is "no body"
+ * (the route's schema then decides: POST/PATCH answer `body: Required`).
+ */
+function registerBodyParsers(app: FastifyInstance): void {
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body: string, done) => {
+    if (request.method === 'DELETE' || body.length === 0) {
+      done(null, undefined);
+      return;
+    }
+    parseJson(request, body, done);
+  });
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, _body, done) => {
+    if (request.method === 'DELETE') done(null, undefined);
+    else done(unsupportedMediaType(), undefined);
+  });
+}
+
 /**
  * One error shape for every failure: `{"error": "<message>"}` with the right status. Internal
  * details of 5xx are logged, never sent.
  */
 async function errorsPlugin(app: FastifyInstance): Promise<void> {
+  registerBodyParsers(app);
+
   app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
     void reply.code(404).send({ error: `route ${request.method} ${request.url.split('?')[0]} not found` });
   });
@@ -77,7 +103,7 @@ async function errorsPlugin(app: FastifyInstance): Promise<void> {
 function clientErrorMessage(error: FastifyError): string {
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return 'unsupported content type: send application/json';
+      return unsupportedMediaType().message;
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return 'request body is too large';
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':

@@ -1,0 +1,60 @@
+import { createHash } from 'node:crypto';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { isGrpcError } from '@tws/common';
+import type { TasksApi } from '../clients/tasks-api.js';
+import { LookupCache } from './lookup-cache.js';
+import type { Principal } from './principal.js';
+
+export type ApiKeyPrincipal = Extract<Principal, { kind: 'apiKey' }>;
+
+/** A hash of a credential: what caches and rate-limit buckets are keyed by, never the secret itself. */
+export function credentialHash(secret: string): string {
+  return createHash('sha256').update(secret).digest('base64url');
+}
+
+/** Longest API key accepted for a lookup; real keys are a prefix plus ~32–64 characters. */
+const maxKeyLength = 512;
+
+/**
+ * Resolves `X-API-Key` values through tasks.AuthenticateApiKey. Successful lookups are cached for
+ * `AUTH_API_KEY_CACHE_TTL_MS` under the key's SHA-256, so a revoked key keeps working on a gateway
+ * replica for at most that long.
+ */
+export class ApiKeyAuthenticator {
+  private readonly cache: LookupCache<ApiKeyPrincipal>;
+
+  constructor(
+    private readonly tasks: TasksApi,
+    ttlMs: number,
+  ) {
+    this.cache = new LookupCache<ApiKeyPrincipal>(ttlMs);
+  }
+
+  /** The principal when the key is known valid without a backend call (recent success). */
+  cached(hash: string): ApiKeyPrincipal | undefined {
+    return this.cache.peek(hash);
+  }
+
+  /** Resolves to the principal, or null for an unknown/revoked/malformed key; rejects on backend failure. */
+  async authenticate(key: string, hash: string): Promise<ApiKeyPrincipal | null> {
+    if (key.length === 0 || key.length > maxKeyLength) return null;
+    try {
+      return await this.cache.get(hash, async () => {
+        const found = await this.tasks.AuthenticateApiKey({ key });
+        return {
+          workspaceId: found.workspaceId,
+          kind: 'apiKey',
+          apiKeyId: found.apiKeyId,
+          apiKeyName: found.apiKeyName,
+          userId: found.userId,
+        };
+      });
+    } catch (error) {
+      if (isGrpcError(error) && rejectionCodes.has(error.code)) return null;
+      throw error;
+    }
+  }
+}
+
+/** Backend answers that mean "this key does not authenticate" rather than "the backend failed". */
+const rejectionCodes = new Set<GrpcStatus>([GrpcStatus.UNAUTHENTICATED, GrpcStatus.NOT_FOUND, GrpcStatus.INVALID_ARGUMENT]);

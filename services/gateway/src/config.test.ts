@@ -1,0 +1,38 @@
+import { expect, test } from 'vitest';
+import { loadConfig } from './config.js';
+import { ed25519Key } from './testing/harness.js';
+
+const pem = ed25519Key().publicKeyPem;
+
+test('defaults', () => {
+  const config = loadConfig({});
+  expect(config).toMatchObject({
+    AUTH_API_KEY_CACHE_TTL_MS: 5000,
+    AUTH_MEMBERSHIP_CACHE_TTL_MS: 5000,
+    AUTH_JWT_ALGORITHMS: ['EdDSA', 'RS256', 'ES256'],
+    AUTH_JWT_CLOCK_TOLERANCE_SECONDS: 5,
+    RATE_LIMIT_PER_SECOND: 50,
+    RATE_LIMIT_BURST: 200,
+    AUTH_FAILURES_PER_MINUTE: 30,
+  });
+  expect(config.AUTH_JWT_PUBLIC_KEY).toBeUndefined();
+  expect(config.AUTH_JWT_JWKS_URL).toBeUndefined();
+});
+
+test('a PEM squeezed into one line with \\n escapes is restored', () => {
+  const config = loadConfig({ AUTH_JWT_PUBLIC_KEY: pem.replace(/\n/g, '\\n'), AUTH_JWT_ISSUER: 'i', AUTH_JWT_AUDIENCE: 'a, b' });
+  expect(config.AUTH_JWT_PUBLIC_KEY).toBe(pem.trim());
+  expect(config.AUTH_JWT_AUDIENCE).toEqual(['a', 'b']);
+});
+
+test.each([
+  [{ AUTH_JWT_ALGORITHMS: 'HS256' }, /AUTH_JWT_ALGORITHMS\.0: unsupported algorithm "HS256"/],
+  [{ AUTH_JWT_ALGORITHMS: 'none' }, /unsupported algorithm "none"/],
+  [{ AUTH_JWT_PUBLIC_KEY: pem }, /AUTH_JWT_ISSUER: is required when Bearer tokens are enabled; AUTH_JWT_AUDIENCE: is required/],
+  [{ AUTH_JWT_PUBLIC_KEY: pem, AUTH_JWT_JWKS_URL: 'https://idp/jwks', AUTH_JWT_ISSUER: 'i', AUTH_JWT_AUDIENCE: 'a' }, /set only one of them/],
+  [{ AUTH_JWT_PUBLIC_KEY: 'secret' }, /AUTH_JWT_PUBLIC_KEY: must be a PEM/],
+  [{ AUTH_JWT_JWKS_URL: 'ftp://idp/jwks' }, /AUTH_JWT_JWKS_URL/],
+  [{ RATE_LIMIT_PER_SECOND: '-1' }, /RATE_LIMIT_PER_SECOND/],
+])('%j is refused', (env, message) => {
+  expect(() => loadConfig(env)).toThrow(message);
+});

@@ -1,0 +1,158 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { ApiKeyAuthenticator, credentialHash } from '../auth/api-keys.js';
+import { createTokenVerifier, TokenRejected, type TokenVerifier } from '../auth/jwt.js';
+import { MembershipChecker } from '../auth/memberships.js';
+import { allows, requiredScope, type Principal } from '../auth/principal.js';
+import type { TasksApi } from '../clients/tasks-api.js';
+import type { GatewayConfig } from '../config.js';
+import { HttpError } from './errors.js';
+import { enforce, ipKey, tooManyRequests, type RateLimits } from './rate-limit.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated caller; set by `app.authenticate`, so only readable under /v1. */
+    readonly principal: Principal;
+    /** Backing field of `principal` (null until authenticated). */
+    authenticatedPrincipal: Principal | null;
+  }
+  interface FastifyInstance {
+    /** onRequest hook that authenticates, rate-limits and authorizes a /v1 request. */
+    authenticate: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  }
+}
+
+export interface AuthOptions {
+  config: GatewayConfig;
+  tasks: TasksApi;
+}
+
+const realm = 'Bearer realm="task-workspace-api"';
+const unauthorized = (message: string, tokenError = false): HttpError =>
+  new HttpError(401, message, { 'www-authenticate': tokenError ? `${realm}, error="invalid_token"` : realm });
+
+const webhooksForbidden = (): HttpError => new HttpError(403, 'webhooks are managed with an API key');
+
+/**
+ * For routes only an API key may use (webhook management). The /v1 auth hook already applies it to
+ * every route under /v1/webhooks; webhook routes may add it explicitly too
+ * (`{ onRequest: requireApiKey }` or `preHandler`).
+ */
+export async function requireApiKey(request: FastifyRequest): Promise<void> {
+  if (request.principal.kind !== 'apiKey') throw webhooksForbidden();
+}
+
+function singleHeader(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+const bearerPattern = /^Bearer +([A-Za-z0-9\-_.~+/]+=*) *$/i;
+
+/**
+ * Authentication of the public API (contract section 5):
+ * - `X-API-Key` → tasks.AuthenticateApiKey (cached by the key's SHA-256 for AUTH_API_KEY_CACHE_TTL_MS);
+ *   full read/write access to the key's workspace. If both headers are sent, the API key is used.
+ * - `Authorization: Bearer <jwt>` + `X-Workspace-Id` → signature, `iss`, `aud`, `exp`/`nbf`, `sub`
+ *   checked by jose; then membership of `sub` in the workspace (cached briefly). A missing
+ *   X-Workspace-Id is a malformed request: 400. Not a member: 403. `scope` is space-delimited,
+ *   `write` implies `read`; a token without `write` may only GET/HEAD (403 otherwise).
+ * - Nothing, a bad key or a bad token → 401. Bearer tokens are refused (401) when no key source
+ *   (AUTH_JWT_JWKS_URL / AUTH_JWT_PUBLIC_KEY) is configured.
+ * Failed key/token checks are counted per client IP (AUTH_FAILURES_PER_MINUTE); over the limit the
+ * IP gets 429 for every credential that is not already known valid. Once authenticated, each request
+ * takes a token from the caller's bucket (API key hash, or user + workspace).
+ */
+async function authPlugin(app: FastifyInstance, options: AuthOptions): Promise<void> {
+  const { config, tasks } = options;
+  const apiKeys = new ApiKeyAuthenticator(tasks, config.AUTH_API_KEY_CACHE_TTL_MS);
+  const memberships = new MembershipChecker(tasks, config.AUTH_MEMBERSHIP_CACHE_TTL_MS);
+  const verifier: TokenVerifier | undefined = await createTokenVerifier(config);
+  const limits: RateLimits = app.rateLimits;
+
+  app.decorateRequest('authenticatedPrincipal', null);
+  app.decorateRequest('principal', {
+    getter(this: FastifyRequest): Principal {
+      if (this.authenticatedPrincipal === null) throw new Error('request.principal read on a route without authentication');
+      return this.authenticatedPrincipal;
+    },
+  });
+
+  /** 429 when this IP already failed too often; checked before any credential lookup. */
+  function guardFailures(request: FastifyRequest): void {
+    const wait = limits.authFailures.waitSeconds(ipKey(request));
+    if (wait > 0) throw tooManyRequests(wait, 'too many failed authentication attempts, retry later');
+  }
+
+  function failed(request: FastifyRequest, error: HttpError): HttpError {
+    limits.authFailures.take(ipKey(request));
+    return error;
+  }
+
+  async function identify(request: FastifyRequest): Promise<{ principal: Principal; bucket: string }> {
+    const apiKey = singleHeader(request, 'x-api-key');
+    if (apiKey !== undefined) {
+      const hash = credentialHash(apiKey);
+      let principal: Principal | null | undefined = apiKeys.cached(hash);
+      if (!principal) {
+        guardFailures(request);
+        principal = await apiKeys.authenticate(apiKey, hash);
+        if (!principal) throw failed(request, unauthorized('invalid API key'));
+      }
+      return { principal, bucket: `k:${hash}` };
+    }
+
+    const authorization = singleHeader(request, 'authorization');
+    if (authorization === undefined) {
+      throw unauthorized('missing credentials: send X-API-Key, or Authorization: Bearer <token> with X-Workspace-Id');
+    }
+    const token = bearerPattern.exec(authorization)?.[1];
+    if (token === undefined) throw unauthorized('Authorization header must be "Bearer <token>"');
+    if (!verifier) throw unauthorized('Bearer tokens are not accepted by this server', true);
+    let verified;
+    try {
+      verified = await verifier.verify(token, () => guardFailures(request));
+    } catch (error) {
+      if (error instanceof TokenRejected) {
+        if (error.unavailable) {
+          request.log.error({ err: error }, 'token signing keys unavailable');
+          throw new HttpError(503, 'service temporarily unavailable');
+        }
+        throw failed(request, unauthorized(error.message, true));
+      }
+      throw error;
+    }
+    const workspaceId = singleHeader(request, 'x-workspace-id')?.trim();
+    if (!workspaceId) throw new HttpError(400, 'X-Workspace-Id header is required with a Bearer token');
+    if (!(await memberships.isMember(workspaceId, verified.userId))) {
+      throw new HttpError(403, 'not a member of this workspace');
+    }
+    return {
+      principal: { workspaceId, kind: 'user', userId: verified.userId, scopes: verified.scopes },
+      bucket: `u:${workspaceId}:${verified.userId}`,
+    };
+  }
+
+  app.decorate('authenticate', async function authenticate(request: FastifyRequest): Promise<void> {
+    let identified;
+    try {
+      identified = await identify(request);
+    } catch (error) {
+      // Unauthenticated requests are rate-limited by client IP.
+      if (error instanceof HttpError && error.statusCode === 401) enforce(limits.requests, ipKey(request));
+      throw error;
+    }
+    const { principal, bucket } = identified;
+    request.authenticatedPrincipal = principal;
+    enforce(limits.requests, bucket);
+    if (!allows(principal, request.method)) {
+      const scope = requiredScope(request.method);
+      throw new HttpError(403, `token scope does not allow this request: "${scope}" is required`, {
+        'www-authenticate': `${realm}, error="insufficient_scope", scope="${scope}"`,
+      });
+    }
+    if (principal.kind === 'user' && request.routeOptions.url?.startsWith('/v1/webhooks')) throw webhooksForbidden();
+  });
+}
+
+export default fp(authPlugin, { name: 'auth', dependencies: ['errors', 'rate-limit'] });

@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { startGateway, type Harness } from '../testing/harness.js';
+
+let h: Harness;
+let spec: {
+  openapi: string;
+  paths: Record<string, Record<string, { responses: Record<string, unknown>; operationId?: string }>>;
+  components: { securitySchemes: Record<string, unknown>; schemas: Record<string, unknown> };
+  security: unknown;
+};
+beforeAll(async () => {
+  h = await startGateway();
+  spec = (await h.app.inject({ url: '/openapi.json' })).json();
+});
+afterAll(async () => h.close());
+
+const expectedOperations = [
+  'get /v1/workspace',
+  'get /v1/members',
+  'get /v1/statuses',
+  'get /v1/projects',
+  'post /v1/projects',
+  'patch /v1/projects/{id}',
+  'get /v1/projects/{projectId}/sections',
+  'post /v1/sections',
+  'patch /v1/sections/{id}',
+  'get /v1/projects/{projectId}/tasks',
+  'get /v1/tasks/{id}',
+  'post /v1/tasks',
+  'patch /v1/tasks/{id}',
+  'delete /v1/tasks/{id}',
+  'post /v1/tasks/{id}/comments',
+  'delete /v1/comments/{id}',
+];
+
+test('OpenAPI 3.1 with every /v1 operation and nothing else', () => {
+  expect(spec.openapi).toBe('3.1.0');
+  const operations = Object.entries(spec.paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method} ${path}`));
+  expect(operations.sort()).toEqual([...expectedOperations].sort());
+});
+
+test('security: API key, or Bearer + X-Workspace-Id', () => {
+  expect(Object.keys(spec.components.securitySchemes).sort()).toEqual(['apiKey', 'bearer', 'workspaceId']);
+  expect(spec.security).toEqual([{ apiKey: [] }, { bearer: [], workspaceId: [] }]);
+});
+
+test('every operation documents its success and the error responses', () => {
+  for (const [path, item] of Object.entries(spec.paths)) {
+    for (const [method, operation] of Object.entries(item)) {
+      const codes = Object.keys(operation.responses);
+      expect(codes, `${method} ${path}`).toEqual(expect.arrayContaining(['401', '403', '429']));
+      expect(codes.some((code) => code.startsWith('2')), `${method} ${path}`).toBe(true);
+      if (method === 'post' || method === 'patch') expect(codes).toContain('400');
+      if (path.includes('{')) expect(codes).toContain('404');
+      expect(operation.responses['401']).toMatchObject({ content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
+    }
+  }
+  expect(Object.keys(spec.paths['/v1/tasks']?.post?.responses ?? {})).toContain('201');
+  expect(Object.keys(spec.paths['/v1/tasks/{id}']?.delete?.responses ?? {})).toContain('204');
+});
+
+test('the Task shapes are documented with explicit nulls', () => {
+  expect(spec.components.schemas.Task).toMatchObject({
+    required: expect.arrayContaining(['description', 'assigneeId', 'statusId', 'projectId', 'labels']),
+  });
+  expect(spec.components.schemas.TaskListItem).toMatchObject({ required: expect.arrayContaining(['order']) });
+});
+
+test('Swagger UI is served at /docs', async () => {
+  const page = await h.app.inject({ url: '/docs/' });
+  expect(page.statusCode).toBe(200);
+  expect(page.headers['content-type']).toMatch(/text\/html/);
+});

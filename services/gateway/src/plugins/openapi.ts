@@ -1,0 +1,100 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { createJsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
+
+const description = `REST/JSON API of the task workspace service.
+
+Authenticate with an API key (\`X-API-Key\`, full access to its workspace) or a Bearer JWT plus
+\`X-Workspace-Id\` (scope \`read\` allows GET only, \`write\` everything; the user must be a member of
+the workspace). Webhooks are managed with an API key only.
+
+Every error is \`{"error": "<message>"}\`. Requests are rate-limited per credential (token bucket):
+over the limit the answer is 429 with \`Retry-After\` (seconds).`;
+
+/** The parts of the generated document `finish` touches. */
+interface OpenApiParts {
+  components?: { schemas?: Record<string, unknown> } & Record<string, unknown>;
+  paths?: Record<string, Record<string, { responses?: Record<string, { headers?: unknown }> } | undefined> | undefined>;
+}
+
+const retryAfter = {
+  'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 1 } },
+};
+
+/** Every `$ref` target reachable from `value`. */
+function collectRefs(value: unknown, into: Set<string>): void {
+  if (Array.isArray(value)) {
+    for (const item of value) collectRefs(item, into);
+  } else if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      if (key === '$ref' && typeof item === 'string') into.add(item.replace('#/components/schemas/', ''));
+      else collectRefs(item, into);
+    }
+  }
+}
+
+/**
+ * Final touches: the zod transform emits an input and an output copy of every registered schema;
+ * only the referenced ones are kept. 429 answers document their Retry-After header.
+ */
+function finish<Document extends object>(generated: Document): Document {
+  const document = generated as OpenApiParts;
+  const schemas: Record<string, unknown> = { ...(document.components?.schemas ?? {}) };
+  const used = new Set<string>();
+  collectRefs(document.paths, used);
+  for (let grown = true; grown; ) {
+    const before = used.size;
+    for (const name of [...used]) collectRefs(schemas[name], used);
+    grown = used.size > before;
+  }
+  for (const name of Object.keys(schemas)) if (!used.has(name)) delete schemas[name];
+  for (const pathItem of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(pathItem ?? {})) {
+      const tooMany = operation?.responses?.['429'];
+      if (tooMany) tooMany.headers = retryAfter;
+    }
+  }
+  return { ...generated, components: { ...document.components, schemas } };
+}
+
+/**
+ * OpenAPI 3.1 generated from the routes' zod schemas (the same ones that validate and serialize):
+ * `/openapi.json`, and Swagger UI at `/docs`. Must be registered before the routes it describes.
+ */
+async function openApiPlugin(app: FastifyInstance): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Task Workspace API', version: '1.0.0', description },
+      tags: [
+        { name: 'Workspace', description: 'Workspace, members and statuses' },
+        { name: 'Projects' },
+        { name: 'Sections', description: 'Lists inside a project' },
+        { name: 'Tasks' },
+        { name: 'Comments' },
+      ],
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'API key of a workspace.' },
+          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'User access token; send X-Workspace-Id too.' },
+          workspaceId: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'X-Workspace-Id',
+            description: 'Workspace the Bearer token acts in (required with a Bearer token).',
+          },
+        },
+      },
+      // Either an API key, or a Bearer token together with X-Workspace-Id.
+      security: [{ apiKey: [] }, { bearer: [], workspaceId: [] }],
+    },
+    transform: createJsonSchemaTransform({ skipList: ['/openapi.json', '/docs', '/docs/*'] }),
+    transformObject: (document) => finish(jsonSchemaTransformObject(document)),
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+}
+
+export default fp(openApiPlugin, { name: 'openapi' });

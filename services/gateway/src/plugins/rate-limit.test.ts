@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
+import { call, fakeCredentials, ids, signToken, startGateway, validApiKey, type Harness } from '../testing/harness.js';
+import { KeyedTokenBuckets } from './rate-limit.js';
+
+describe('KeyedTokenBuckets', () => {
+  test('a new key starts with its burst, then refills at the rate', () => {
+    vi.useFakeTimers({ toFake: ['performance', 'Date'] });
+    try {
+      const buckets = new KeyedTokenBuckets(20, 3);
+      expect([buckets.take('a'), buckets.take('a'), buckets.take('a')]).toEqual([0, 0, 0]);
+      expect(buckets.take('a')).toBe(1); // whole seconds, at least 1
+      expect(buckets.take('b')).toBe(0); // keys are independent
+      vi.advanceTimersByTime(100); // 20/s → 2 tokens back
+      expect([buckets.take('a'), buckets.take('a')]).toEqual([0, 0]);
+      expect(buckets.take('a')).toBeGreaterThan(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  test('Retry-After reflects the refill rate', () => {
+    const buckets = new KeyedTokenBuckets(0.1, 1); // one token per 10 s
+    expect(buckets.take('k')).toBe(0);
+    const wait = buckets.take('k');
+    expect(wait).toBeGreaterThanOrEqual(9);
+    expect(wait).toBeLessThanOrEqual(10);
+  });
+
+  test('waitSeconds does not take', () => {
+    const buckets = new KeyedTokenBuckets(1, 1);
+    expect(buckets.waitSeconds('k')).toBe(0);
+    expect(buckets.take('k')).toBe(0);
+    expect(buckets.waitSeconds('k')).toBe(1);
+  });
+
+  test('rate 0 disables the limit', () => {
+    const buckets = new KeyedTokenBuckets(0, 1);
+    expect(buckets.enabled).toBe(false);
+    for (let i = 0; i < 100; i += 1) expect(buckets.take('k')).toBe(0);
+  });
+});
+
+describe('per-credential limit in the gateway', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startGateway({ RATE_LIMIT_PER_SECOND: '0.5', RATE_LIMIT_BURST: '3' });
+    fakeCredentials(h.fake);
+    h.fake.handlers.set('ListProjects', () => ({ projects: [] }));
+  });
+  afterAll(async () => h.close());
+
+  test('the burst passes, then 429 + Retry-After + {"error"}; other credentials are unaffected', async () => {
+    const statuses = [];
+    for (let i = 0; i < 4; i += 1) statuses.push((await call(h.app, 'GET', '/v1/projects', { apiKey: validApiKey })).status);
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    const limited = await call(h.app, 'GET', '/v1/projects', { apiKey: validApiKey });
+    expect(limited.status).toBe(429);
+    expect(limited.json).toEqual({ error: 'rate limit exceeded, retry later' });
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+
+    const token = await signToken(h.key, { sub: ids.user, scope: 'read' });
+    expect((await call(h.app, 'GET', '/v1/projects', { bearer: token, workspaceId: ids.workspace })).status).toBe(200);
+  });
+
+  test('probes are never limited; other routes are limited by client IP', async () => {
+    for (let i = 0; i < 10; i += 1) expect((await h.app.inject({ url: '/healthz' })).statusCode).toBe(200);
+    const statuses = [];
+    for (let i = 0; i < 4; i += 1) statuses.push((await h.app.inject({ url: '/openapi.json', remoteAddress: '10.1.2.3' })).statusCode);
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    expect((await h.app.inject({ url: '/openapi.json', remoteAddress: '10.1.2.4' })).statusCode).toBe(200);
+  });
+});

@@ -1,0 +1,261 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { call, fakeCredentials, ids, signToken, startGateway, validApiKey, type Harness } from '../testing/harness.js';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startGateway();
+  fakeCredentials(h.fake);
+});
+afterAll(async () => h.close());
+beforeEach(() => {
+  h.fake.calls.length = 0;
+});
+
+const key = { apiKey: validApiKey };
+const ws = ids.workspace;
+const createdAt = '2026-11-22T09:30:00.000Z';
+const nodes = [{ type: 'paragraph', children: [{ type: 'text', text: 'Hello', bold: true }] }];
+
+/** A task as the tasks service sends it (proto3 optional fields absent when null). */
+const protoTask = (overrides: Record<string, unknown> = {}) => ({
+  id: ids.task,
+  number: 7,
+  name: 'Write docs',
+  isCompleted: false,
+  listId: ids.section,
+  order: 3,
+  createdAt,
+  projectId: ids.project,
+  labels: [{ id: ids.status, name: 'bug', color: '#FF0000' }],
+  ...overrides,
+});
+
+describe('workspace, members, statuses', () => {
+  test('GET /v1/workspace: null avatarUrl, no plan', async () => {
+    h.fake.handlers.set('GetWorkspace', () => ({ workspace: { id: ws, name: 'Acme', urlId: 'acme', taskPrefix: 'AC', plan: 'PLAN_PRO' } }));
+    const response = await call(h.app, 'GET', '/v1/workspace', key);
+    expect(response.status).toBe(200);
+    expect(response.json).toEqual({ id: ws, name: 'Acme', urlId: 'acme', avatarUrl: null, taskPrefix: 'AC' });
+  });
+
+  test('GET /v1/members: lowercase roles, avatarUrl null or string', async () => {
+    h.fake.handlers.set('ListMembers', () => ({
+      members: [
+        { userId: ids.user, name: 'Ada', email: 'ada@example.com', role: 'ROLE_OWNER' },
+        { userId: ids.apiKey, name: 'Bob', email: 'bob@example.com', role: 'ROLE_GUEST', avatarUrl: 'https://img/b.png' },
+      ],
+    }));
+    const response = await call(h.app, 'GET', '/v1/members', key);
+    expect(response.json).toEqual([
+      { userId: ids.user, name: 'Ada', email: 'ada@example.com', role: 'owner', avatarUrl: null },
+      { userId: ids.apiKey, name: 'Bob', email: 'bob@example.com', role: 'guest', avatarUrl: 'https://img/b.png' },
+    ]);
+  });
+
+  test('GET /v1/statuses: systemType null for custom statuses', async () => {
+    h.fake.handlers.set('ListStatuses', () => ({
+      statuses: [
+        { id: ids.status, name: 'To do', color: '#AAAAAA', systemType: 'todo', order: 0 },
+        { id: ids.task, name: 'Review', color: '#BBBBBB', order: 1 },
+      ],
+    }));
+    const response = await call(h.app, 'GET', '/v1/statuses', key);
+    expect(response.json).toEqual([
+      { id: ids.status, name: 'To do', color: '#AAAAAA', systemType: 'todo', order: 0 },
+      { id: ids.task, name: 'Review', color: '#BBBBBB', systemType: null, order: 1 },
+    ]);
+  });
+});
+
+describe('projects', () => {
+  test('GET /v1/projects: description null when absent', async () => {
+    h.fake.handlers.set('ListProjects', () => ({
+      projects: [
+        { id: ids.project, name: 'Web', taskPrefix: 'WEB' },
+        { id: ids.section, name: 'App', description: 'Mobile', taskPrefix: 'APP' },
+      ],
+    }));
+    const response = await call(h.app, 'GET', '/v1/projects', key);
+    expect(response.json).toEqual([
+      { id: ids.project, name: 'Web', description: null, taskPrefix: 'WEB' },
+      { id: ids.section, name: 'App', description: 'Mobile', taskPrefix: 'APP' },
+    ]);
+  });
+
+  test('POST /v1/projects → 201 {id, defaultListId}; text passed verbatim', async () => {
+    h.fake.handlers.set('CreateProject', () => ({ id: ids.project, defaultListId: ids.section }));
+    const response = await call(h.app, 'POST', '/v1/projects', { ...key, body: { name: ' Web ', description: ' Site\n' } });
+    expect(response.status).toBe(201);
+    expect(response.json).toEqual({ id: ids.project, defaultListId: ids.section });
+    expect(h.fake.callsOf('CreateProject')).toEqual([{ workspaceId: ws, name: ' Web ', description: ' Site\n' }]);
+  });
+
+  test('POST /v1/projects without description sends none', async () => {
+    h.fake.handlers.set('CreateProject', () => ({ id: ids.project, defaultListId: ids.section }));
+    await call(h.app, 'POST', '/v1/projects', { ...key, body: { name: 'Web', description: '' } });
+    expect(h.fake.callsOf('CreateProject')).toEqual([{ workspaceId: ws, name: 'Web' }]);
+  });
+
+  test('PATCH /v1/projects/:id → {id}; null clears the description', async () => {
+    h.fake.handlers.set('UpdateProject', (request) => ({ id: request.id }));
+    const response = await call(h.app, 'PATCH', `/v1/projects/${ids.project}`, { ...key, body: { description: null } });
+    expect(response.status).toBe(200);
+    expect(response.json).toEqual({ id: ids.project });
+    expect(h.fake.callsOf('UpdateProject')).toEqual([{ workspaceId: ws, id: ids.project, clearDescription: true }]);
+    await call(h.app, 'PATCH', `/v1/projects/${ids.project}`, { ...key, body: { name: 'New', description: 'D' } });
+    expect(h.fake.callsOf('UpdateProject')[1]).toEqual({ workspaceId: ws, id: ids.project, name: 'New', description: 'D', clearDescription: false });
+  });
+
+  test('a path id that is not a UUID is not found, without a backend call', async () => {
+    const response = await call(h.app, 'PATCH', '/v1/projects/123', { ...key, body: { name: 'x' } });
+    expect(response.status).toBe(404);
+    expect(response.json).toEqual({ error: 'project not found' });
+    expect(h.fake.callsOf('UpdateProject')).toHaveLength(0);
+  });
+});
+
+describe('sections', () => {
+  const section = { id: ids.section, name: 'To Do', order: 0, projectId: ids.project };
+
+  test('GET /v1/projects/:projectId/sections', async () => {
+    h.fake.handlers.set('ListSections', () => ({ sections: [section] }));
+    const response = await call(h.app, 'GET', `/v1/projects/${ids.project}/sections`, key);
+    expect(response.json).toEqual([section]);
+    expect(h.fake.callsOf('ListSections')).toEqual([{ workspaceId: ws, projectId: ids.project }]);
+    expect((await call(h.app, 'GET', '/v1/projects/nope/sections', key)).status).toBe(404);
+  });
+
+  test('POST /v1/sections → 201 {id}; body ids must be UUIDs', async () => {
+    h.fake.handlers.set('CreateSection', () => ({ id: ids.section }));
+    const response = await call(h.app, 'POST', '/v1/sections', { ...key, body: { projectId: ids.project, name: 'Doing' } });
+    expect(response.status).toBe(201);
+    expect(response.json).toEqual({ id: ids.section });
+    const bad = await call(h.app, 'POST', '/v1/sections', { ...key, body: { projectId: 'p1', name: 'Doing' } });
+    expect(bad.status).toBe(400);
+  });
+
+  test('PATCH /v1/sections/:id → the Section', async () => {
+    h.fake.handlers.set('UpdateSection', (request) => ({ section: { ...section, name: request.name } }));
+    const response = await call(h.app, 'PATCH', `/v1/sections/${ids.section}`, { ...key, body: { name: 'Backlog' } });
+    expect(response.status).toBe(200);
+    expect(response.json).toEqual({ ...section, name: 'Backlog' });
+    expect((await call(h.app, 'PATCH', `/v1/sections/${ids.section}`, { ...key, body: {} })).json).toEqual({ error: 'body.name: Required' });
+  });
+});
+
+describe('tasks', () => {
+  test('GET /v1/projects/:projectId/tasks: list shape (order, no projectId/labels), nulls explicit', async () => {
+    h.fake.handlers.set('ListTasks', () => ({ tasks: [protoTask(), protoTask({ descriptionJson: JSON.stringify(nodes), assigneeId: ids.user, statusId: ids.status })] }));
+    const response = await call(h.app, 'GET', `/v1/projects/${ids.project}/tasks`, key);
+    expect(response.status).toBe(200);
+    const [plain, full] = response.json as Array<Record<string, unknown>>;
+    expect(plain).toEqual({
+      id: ids.task,
+      number: 7,
+      name: 'Write docs',
+      isCompleted: false,
+      description: null,
+      listId: ids.section,
+      assigneeId: null,
+      statusId: null,
+      order: 3,
+      createdAt,
+    });
+    expect(full).toMatchObject({ description: nodes, assigneeId: ids.user, statusId: ids.status });
+  });
+
+  test('GET /v1/tasks/:id: single shape (projectId, labels, no order)', async () => {
+    h.fake.handlers.set('GetTask', () => ({ task: protoTask({ descriptionJson: JSON.stringify(nodes) }) }));
+    const response = await call(h.app, 'GET', `/v1/tasks/${ids.task}`, key);
+    expect(response.json).toEqual({
+      id: ids.task,
+      number: 7,
+      name: 'Write docs',
+      isCompleted: false,
+      description: nodes,
+      listId: ids.section,
+      assigneeId: null,
+      statusId: null,
+      createdAt,
+      projectId: ids.project,
+      labels: [{ id: ids.status, name: 'bug', color: '#FF0000' }],
+    });
+    expect(h.fake.callsOf('GetTask')).toEqual([{ workspaceId: ws, id: ids.task }]);
+  });
+
+  test('GET /v1/tasks/:id with a non-UUID id → 404', async () => {
+    expect((await call(h.app, 'GET', '/v1/tasks/42', key)).json).toEqual({ error: 'task not found' });
+  });
+
+  test('POST /v1/tasks → 201 {id, number}', async () => {
+    h.fake.handlers.set('CreateTask', () => ({ id: ids.task, number: 8 }));
+    const body = { projectId: ids.project, listId: ids.section, name: 'New', assigneeId: ids.user };
+    const response = await call(h.app, 'POST', '/v1/tasks', { ...key, body });
+    expect(response.status).toBe(201);
+    expect(response.json).toEqual({ id: ids.task, number: 8 });
+    expect(h.fake.callsOf('CreateTask')).toEqual([{ workspaceId: ws, ...body }]);
+    const withDescription = await call(h.app, 'POST', '/v1/tasks', { ...key, body: { ...body, description: 'x' } });
+    expect(withDescription.json).toEqual({ error: 'body.description: unknown field' });
+  });
+
+  test.each([
+    [{ name: 'Renamed' }, { name: 'Renamed' }],
+    [{ isCompleted: true }, { isCompleted: true }],
+    [{ statusId: ids.status, listId: ids.section }, { statusId: ids.status, listId: ids.section }],
+    [{ assigneeId: ids.user }, { assigneeId: ids.user }],
+    [{ assigneeId: null }, { clearAssignee: true }],
+    [{ description: '# Title' }, { description: { markdown: '# Title' } }],
+    [{ description: nodes }, { description: { nodesJson: JSON.stringify(nodes) } }],
+    [{ description: null }, { description: { clear: true } }],
+    [{ description: '' }, { description: { clear: true } }],
+    [{ description: [] }, { description: { clear: true } }],
+  ])('PATCH /v1/tasks/:id %j → UpdateTask %j, answers the single task', async (body, expected) => {
+    h.fake.handlers.set('UpdateTask', () => ({ task: protoTask({ isCompleted: true }) }));
+    const response = await call(h.app, 'PATCH', `/v1/tasks/${ids.task}`, { ...key, body });
+    expect(response.status).toBe(200);
+    expect(response.json).toMatchObject({ id: ids.task, isCompleted: true, projectId: ids.project });
+    expect(response.json).not.toHaveProperty('order');
+    const [sent] = h.fake.callsOf('UpdateTask');
+    const defaults = { workspaceId: ws, id: ids.task, clearAssignee: false, description: null };
+    expect(sent).toEqual({ ...defaults, ...expected });
+  });
+
+  test('DELETE /v1/tasks/:id → 204 without a body', async () => {
+    h.fake.handlers.set('DeleteTask', () => ({}));
+    const response = await call(h.app, 'DELETE', `/v1/tasks/${ids.task}`, key);
+    expect(response.status).toBe(204);
+    expect(response.text).toBe('');
+    expect(h.fake.callsOf('DeleteTask')).toEqual([{ workspaceId: ws, id: ids.task }]);
+  });
+});
+
+describe('comments', () => {
+  test('POST /v1/tasks/:id/comments with an API key → actor is the key', async () => {
+    h.fake.handlers.set('CreateComment', () => ({ id: ids.comment }));
+    const response = await call(h.app, 'POST', `/v1/tasks/${ids.task}/comments`, { ...key, body: { text: 'Looks **good**\n\n- a' } });
+    expect(response.status).toBe(201);
+    expect(response.json).toEqual({ id: ids.comment });
+    expect(h.fake.callsOf('CreateComment')).toEqual([
+      { workspaceId: ws, taskId: ids.task, text: 'Looks **good**\n\n- a', actor: { apiKeyId: ids.apiKey } },
+    ]);
+  });
+
+  test('with a Bearer token → actor is the user', async () => {
+    h.fake.handlers.set('CreateComment', () => ({ id: ids.comment }));
+    const token = await signToken(h.key, { sub: ids.user, scope: 'write' });
+    await call(h.app, 'POST', `/v1/tasks/${ids.task}/comments`, { bearer: token, workspaceId: ws, body: { text: 'hi' } });
+    expect(h.fake.callsOf('CreateComment')[0]?.actor).toEqual({ userId: ids.user });
+  });
+
+  test('blank text → 400', async () => {
+    const response = await call(h.app, 'POST', `/v1/tasks/${ids.task}/comments`, { ...key, body: { text: ' \n ' } });
+    expect(response.json).toEqual({ error: 'body.text: must not be empty' });
+  });
+
+  test('DELETE /v1/comments/:id → 204', async () => {
+    h.fake.handlers.set('DeleteComment', () => ({}));
+    const response = await call(h.app, 'DELETE', `/v1/comments/${ids.comment}`, key);
+    expect(response.status).toBe(204);
+    expect((await call(h.app, 'DELETE', '/v1/comments/abc', key)).status).toBe(404);
+  });
+});

@@ -1,0 +1,169 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { DescriptionChange } from '@tws/proto-types/generated/tasks/v1/DescriptionChange';
+import type { UpdateTaskRequest } from '@tws/proto-types/generated/tasks/v1/UpdateTaskRequest';
+import { assertPathId, atLeastOneField, BodyId, errorResponses, Name, NoContent, PathId, textMaxLength } from '../../schemas/common.js';
+import { Task, TaskListItem, toTask, toTaskListItem } from '../../schemas/resources.js';
+
+const CreateTaskBody = z.strictObject({
+  projectId: BodyId,
+  listId: BodyId.meta({ description: 'A section of `projectId` (400 otherwise).' }),
+  name: Name,
+  assigneeId: BodyId.optional().meta({ description: 'A member `userId`.' }),
+});
+
+/**
+ * A description is written as markdown (recommended), as a rich-text node array, or null to clear.
+ * Nodes are checked only loosely here (objects with a `type`); the tasks service validates deeply.
+ */
+const DescriptionInput = z
+  .union([
+    z.string().max(textMaxLength).meta({ description: 'Markdown' }),
+    z
+      .array(z.looseObject({ type: z.string().min(1) }).meta({ description: 'Rich-text node' }))
+      .max(10_000)
+      .meta({ description: 'Rich-text node array' }),
+    z.null(),
+  ])
+  .meta({ description: 'Markdown string, rich-text node array, or null to clear. An empty string or array also clears.' });
+
+const UpdateTaskBody = z
+  .strictObject({
+    name: Name.optional(),
+    listId: BodyId.optional().meta({ description: 'Move to another section of the same project (400 otherwise).' }),
+    isCompleted: z.boolean().optional().meta({ description: 'Also sets `statusId` to the matching system status.' }),
+    statusId: BodyId.optional().meta({ description: 'Also sets `isCompleted` from the status.' }),
+    assigneeId: BodyId.nullable().optional().meta({ description: 'A member `userId`, or null to unassign.' }),
+    description: DescriptionInput.optional(),
+  })
+  .refine(atLeastOneField.check, { error: atLeastOneField.message })
+  .meta({ minProperties: 1 });
+
+function descriptionChange(description: z.output<typeof DescriptionInput>): DescriptionChange {
+  if (description === null) return { clear: true };
+  if (typeof description === 'string') return description.trim() === '' ? { clear: true } : { markdown: description };
+  return description.length === 0 ? { clear: true } : { nodesJson: JSON.stringify(description) };
+}
+
+/** GET /v1/projects/:projectId/tasks, GET/PATCH/DELETE /v1/tasks/:id, POST /v1/tasks. */
+const taskRoutes: FastifyPluginAsyncZod = async (app) => {
+  app.get(
+    '/projects/:projectId/tasks',
+    {
+      schema: {
+        tags: ['Tasks'],
+        operationId: 'listTasks',
+        summary: 'Tasks of a project (list shape)',
+        params: z.object({ projectId: PathId }),
+        response: { 200: z.array(TaskListItem), ...errorResponses(401, 403, 404, 429) },
+      },
+    },
+    async (request) => {
+      assertPathId(request.params.projectId, 'project');
+      const { tasks } = await app.tasksApi.ListTasks({
+        workspaceId: request.principal.workspaceId,
+        projectId: request.params.projectId,
+      });
+      return tasks.map(toTaskListItem);
+    },
+  );
+
+  app.get(
+    '/tasks/:id',
+    {
+      schema: {
+        tags: ['Tasks'],
+        operationId: 'getTask',
+        summary: 'One task (single shape, with description and labels)',
+        params: z.object({ id: PathId }),
+        response: { 200: Task, ...errorResponses(401, 403, 404, 429) },
+      },
+    },
+    async (request) => {
+      assertPathId(request.params.id, 'task');
+      const { task } = await app.tasksApi.GetTask({ workspaceId: request.principal.workspaceId, id: request.params.id });
+      return toTask(task);
+    },
+  );
+
+  app.post(
+    '/tasks',
+    {
+      schema: {
+        tags: ['Tasks'],
+        operationId: 'createTask',
+        summary: 'Create a task at the end of a section',
+        description:
+          '400 when `listId` is not a section of `projectId`; 403 when the workspace is on the free plan and already has 300 tasks. ' +
+          'A description cannot be set at creation: PATCH it afterwards.',
+        body: CreateTaskBody,
+        response: {
+          201: z.object({ id: z.string(), number: z.int32() }).describe('Task created'),
+          ...errorResponses(400, 401, 403, 404, 413, 415, 429),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { projectId, listId, name, assigneeId } = request.body;
+      const created = await app.tasksApi.CreateTask({
+        workspaceId: request.principal.workspaceId,
+        projectId,
+        listId,
+        name,
+        ...(assigneeId !== undefined ? { assigneeId } : {}),
+      });
+      return reply.code(201).send({ id: created.id, number: created.number });
+    },
+  );
+
+  app.patch(
+    '/tasks/:id',
+    {
+      schema: {
+        tags: ['Tasks'],
+        operationId: 'updateTask',
+        summary: 'Change a task; only the fields sent change',
+        description:
+          '`isCompleted` and `statusId` are kept in step; sending both with values that disagree gives 400. ' +
+          'Setting a custom status (systemType null) makes the task not completed.',
+        params: z.object({ id: PathId }),
+        body: UpdateTaskBody,
+        response: { 200: Task.describe('The updated task'), ...errorResponses(400, 401, 403, 404, 413, 415, 429) },
+      },
+    },
+    async (request) => {
+      assertPathId(request.params.id, 'task');
+      const { name, listId, isCompleted, statusId, assigneeId, description } = request.body;
+      const change: UpdateTaskRequest = { workspaceId: request.principal.workspaceId, id: request.params.id };
+      if (name !== undefined) change.name = name;
+      if (listId !== undefined) change.listId = listId;
+      if (isCompleted !== undefined) change.isCompleted = isCompleted;
+      if (statusId !== undefined) change.statusId = statusId;
+      if (assigneeId === null) change.clearAssignee = true;
+      else if (assigneeId !== undefined) change.assigneeId = assigneeId;
+      if (description !== undefined) change.description = descriptionChange(description);
+      const { task } = await app.tasksApi.UpdateTask(change);
+      return toTask(task);
+    },
+  );
+
+  app.delete(
+    '/tasks/:id',
+    {
+      schema: {
+        tags: ['Tasks'],
+        operationId: 'deleteTask',
+        summary: 'Delete a task and all its comments',
+        params: z.object({ id: PathId }),
+        response: { 204: NoContent, ...errorResponses(401, 403, 404, 429) },
+      },
+    },
+    async (request, reply) => {
+      assertPathId(request.params.id, 'task');
+      await app.tasksApi.DeleteTask({ workspaceId: request.principal.workspaceId, id: request.params.id });
+      return reply.code(204).send();
+    },
+  );
+};
+
+export default taskRoutes;
