@@ -5,6 +5,8 @@ import type { Logger } from '@tws/common';
 import type { Registry } from 'prom-client';
 import type { Backends } from './clients/backends.js';
 import { createTasksApi } from './clients/tasks-api.js';
+import { createAttachmentsApi } from './clients/attachments.js';
+import attachmentContentRoute from './routes/attachments/content.js';
 import type { GatewayConfig } from './config.js';
 import authPlugin from './plugins/auth.js';
 import errorsPlugin from './plugins/errors.js';
@@ -41,13 +43,16 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.decorate('tasksApi', createTasksApi(deps.backends.tasks, config.GRPC_DEADLINE_MS));
+  app.decorate('attachmentsApi', createAttachmentsApi(deps.backends.attachments, config.GRPC_DEADLINE_MS));
 
   await app.register(errorsPlugin);
   await app.register(rateLimitPlugin, { config });
   await app.register(openApiPlugin);
   await app.register(authPlugin, { config, tasks: app.tasksApi });
   await app.register(opsPlugin, { registry: deps.registry, readiness: deps.backends.readiness });
-  await app.register(v1Routes, { prefix: '/v1' });
+  await app.register(v1Routes, { prefix: '/v1', publicBaseUrl: config.PUBLIC_BASE_URL });
+  // Capability download URLs carry their own unguessable token: outside the authenticated subtree.
+  await app.register(attachmentContentRoute, { prefix: '/v1' });
   app.addHook('onClose', async () => deps.backends.close());
   return app;
 }

@@ -75,6 +75,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
       ATTACHMENTS_GRPC_TARGET: env.grpcTarget('127.0.0.1:50052'),
       WEBHOOKS_GRPC_TARGET: env.grpcTarget('127.0.0.1:50053'),
       GRPC_DEADLINE_MS: env.durationMs(10_000),
+      /** Public base of permanent attachment URLs (e.g. https://api.example.com); unset: from the request (with TRUST_PROXY behind an ingress). */
+      PUBLIC_BASE_URL: optionalText().pipe(z.url({ protocol: /^https?$/ }).optional()),
 
       /** How long a successful API key lookup is reused; a revoked key keeps working at most this long. 0 = no cache. */
       AUTH_API_KEY_CACHE_TTL_MS: env.durationMs(5_000),

@@ -2,12 +2,15 @@ import * as grpc from '@grpc/grpc-js';
 import { grpcClientMetrics, grpcClientOptions, grpcHealthChecker, type ReadinessCheck } from '@tws/common';
 import { loadTasksProto } from '@tws/proto-types';
 import type { TasksServiceClient } from '@tws/proto-types/generated/tasks/v1/TasksService';
+import type { AttachmentsServiceClient } from '@tws/proto-types/generated/attachments/v1/AttachmentsService';
+import { connectAttachments } from './attachments.js';
 import type { Registry } from 'prom-client';
 import type { GatewayConfig } from '../config.js';
 
 /** gRPC clients of the backend services, one channel each, shared by all requests. */
 export interface Backends {
   tasks: TasksServiceClient;
+  attachments: AttachmentsServiceClient;
   readiness: ReadinessCheck[];
   close(): void;
 }
@@ -20,6 +23,10 @@ export function connectBackends(config: GatewayConfig, registry: Registry): Back
     grpc.credentials.createInsecure(),
     grpcClientOptions('tasks.v1.TasksService', metrics),
   );
+  const attachments = connectAttachments(
+    config.ATTACHMENTS_GRPC_TARGET,
+    grpcClientOptions('attachments.v1.AttachmentsService', metrics),
+  );
   const peers = {
     tasks: config.TASKS_GRPC_TARGET,
     attachments: config.ATTACHMENTS_GRPC_TARGET,
@@ -28,9 +35,11 @@ export function connectBackends(config: GatewayConfig, registry: Registry): Back
   const healthCheckers = Object.entries(peers).map(([name, target]) => ({ name, checker: grpcHealthChecker(target) }));
   return {
     tasks,
+    attachments,
     readiness: healthCheckers.map(({ name, checker }) => ({ name: `${name} service`, check: () => checker.check() })),
     close() {
       tasks.close();
+      attachments.close();
       for (const { checker } of healthCheckers) checker.close();
     },
   };

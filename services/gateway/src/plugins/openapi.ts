@@ -74,6 +74,8 @@ async function openApiPlugin(app: FastifyInstance): Promise<void> {
         { name: 'Sections', description: 'Lists inside a project' },
         { name: 'Tasks' },
         { name: 'Comments' },
+        { name: 'Attachments', description: 'Three-step file upload and permanent download URLs' },
+        { name: 'Webhooks', description: 'Signed task-change notifications to your HTTPS endpoints (API key only)' },
       ],
       components: {
         securitySchemes: {

@@ -1,3 +1,4 @@
+import { removeAttachmentsOfDeletedTask } from '../attachments/index.js';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { DescriptionChange } from '@tws/proto-types/generated/tasks/v1/DescriptionChange';
@@ -161,6 +162,8 @@ const taskRoutes: FastifyPluginAsyncZod = async (app) => {
     async (request, reply) => {
       assertPathId(request.params.id, 'task');
       await app.tasksApi.DeleteTask({ workspaceId: request.principal.workspaceId, id: request.params.id });
+      // Never fails the 204: the attachments sweeper removes what a failed call leaves behind.
+      await removeAttachmentsOfDeletedTask(app, request, request.params.id);
       return reply.code(204).send();
     },
   );
