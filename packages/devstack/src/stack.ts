@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { cacheDir } from './paths.js';
+import { devSecretsEnv } from './dev-secrets.js';
 import { devJwtGatewayEnv, ensureDevJwtKeys, type DevJwtKeys } from './dev-jwt.js';
 import { startInfrastructure, type Infrastructure } from './infra/index.js';
 import { infrastructureEnv, migrateAll, startServices, type RunningServices } from './services.js';
@@ -30,11 +31,12 @@ export async function startStack(options: {
   const devJwt = ensureDevJwtKeys();
   const infra = await startInfrastructure(logDir);
   try {
-    await migrateAll({ ...infrastructureEnv(infra), ...options.extraEnv });
+    const serviceEnv = { ...devJwtGatewayEnv(devJwt), ...devSecretsEnv(), ...options.extraEnv };
+    await migrateAll({ ...infrastructureEnv(infra), ...serviceEnv });
     const services = await startServices({
       infra,
       logDir,
-      extraEnv: { ...devJwtGatewayEnv(devJwt), ...options.extraEnv },
+      extraEnv: serviceEnv,
       ...(options.replicas ? { replicas: options.replicas } : {}),
       ...(options.gatewayPort !== undefined ? { gatewayPort: options.gatewayPort } : {}),
     });

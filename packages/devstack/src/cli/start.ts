@@ -4,6 +4,24 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { localStack, type LocalStackState } from '@tws/common';
 import { startStack } from '../stack.js';
+import { runCommand } from '../processes.js';
+import { repoRoot } from '../paths.js';
+import { nodeFlags } from '../services.js';
+
+interface DemoWorkspace {
+  workspace: { id: string; name: string };
+  apiKey: { key: string };
+}
+
+/** A fresh pro workspace with an API key, made through the operators' admin CLI. */
+async function createDemoWorkspace(tasksGrpcTarget: string): Promise<DemoWorkspace> {
+  const output = await runCommand(
+    process.execPath,
+    [...nodeFlags, path.join(repoRoot, 'services/tasks/dist/admin/cli.js'), 'workspace', 'create', '--name', 'Demo Workspace', '--plan', 'pro'],
+    { what: 'creating the demo workspace', env: { ...process.env, TASKS_GRPC_TARGET: tasksGrpcTarget } },
+  );
+  return JSON.parse(output) as DemoWorkspace;
+}
 
 /** `npm start`: the whole stack on loopback until Ctrl-C or SIGTERM, then nothing left running. */
 async function main(): Promise<void> {
@@ -17,6 +35,7 @@ async function main(): Promise<void> {
   };
   mkdirSync(path.dirname(localStack.stateFile), { recursive: true });
   writeFileSync(localStack.stateFile, JSON.stringify(state, null, 2));
+  const demo = await createDemoWorkspace(state.tasksGrpcTarget);
   let stopping = false;
   const stop = async (signal: string): Promise<void> => {
     if (stopping) return;
@@ -42,6 +61,16 @@ async function main(): Promise<void> {
       .filter((instance) => instance.name !== 'gateway')
       .map((instance) => `  ${instance.name.padEnd(13)}  ${instance.opsUrl}/readyz   gRPC 127.0.0.1:${instance.grpcPort}`),
     `  Logs:          ${stack.logDir}`,
+    '',
+    `Demo workspace "${demo.workspace.name}" (pro plan), id ${demo.workspace.id}`,
+    `  API key:       ${demo.apiKey.key}`,
+    '',
+    'Try it:',
+    `  curl -s -H 'X-API-Key: ${demo.apiKey.key}' ${stack.services.gatewayUrl}/v1/workspace`,
+    `  curl -s -X POST -H 'X-API-Key: ${demo.apiKey.key}' -H 'Content-Type: application/json' \\`,
+    `       -d '{"name":"Launch"}' ${stack.services.gatewayUrl}/v1/projects`,
+    `  API docs:      ${stack.services.gatewayUrl}/docs`,
+    '  Admin CLI:     npm run --silent admin -- help',
     '',
     'Press Ctrl-C to stop.',
     '',

@@ -219,6 +219,10 @@ function errorMessage(error: unknown, config: CliConfig): string {
 async function main(argv: string[]): Promise<number> {
   const config = loadCliConfig();
   const [group, action, ...rest] = argv;
+  if (group === 'help' || group === '--help' || group === '-h') {
+    print({ usage: usage.split('\n').slice(1).map((line) => line.trim()) });
+    return 0;
+  }
   const command = group !== undefined && action !== undefined ? commands[`${group} ${action}`] : undefined;
   if (!command) {
     const given = [group, action].filter((word) => word !== undefined).join(' ');
