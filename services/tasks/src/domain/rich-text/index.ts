@@ -28,7 +28,7 @@ export {
  * carry `type: 'text'` and `children: []`); blank Markdown, an empty array or null mean no description.
  */
 export function normaliseDescription(input: string | RichTextNode[] | null): RichTextNode[] | null {
-  if (input === null) return null;
+  if (input === null || (typeof input === 'string' && input.trim() === '')) return null;
   const nodes = typeof input === 'string' ? markdownToRichText(input) : validateNodes(input);
   return nodes.length > 0 ? nodes : null;
 }

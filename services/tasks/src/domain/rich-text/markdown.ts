@@ -24,10 +24,10 @@ type MdastTextBlock = MdastOf<'paragraph' | 'heading' | 'code' | 'html'>;
 export const maxMarkdownLength = 100_000;
 
 /*
- * micromark is not linear-time on hostile input, even under the length cap: some constructs take time
- * that grows with the square (or worse) of their size, up to minutes at 100 000 characters. Beyond the
- * budgets below, estimated from the text in one pass, the Markdown is parsed without containers and
- * inline markup: paragraphs, headings and code keep their text, and markers stay as typed.
+ * micromark is not linear-time: on hostile input under the length cap, some constructs take time that
+ * grows with the square (or worse) of their number, up to minutes at 100 000 characters. The work is
+ * estimated from the text in one linear pass; beyond the budgets below, the Markdown is not parsed but
+ * kept as plain paragraphs (its markers stay as typed).
  */
 
 /** Containers (`>`, `-`, `1.`) opened on one line: markers beyond this many are dropped. */
@@ -35,50 +35,52 @@ const maxContainersPerLine = maxNodeDepth;
 const containerMarker = /[ \t]*(?:>|(?:[-+*]|\d{1,9}[.)])(?=[ \t]|$))/y;
 const containerPrefix = /^(?:[ \t]*(?:>|(?:[-+*]|\d{1,9}[.)])(?=[ \t]|$)))*[ \t]*/;
 const blankLine = /^[ \t]*$/;
+const lineEnding = /\r\n|\r|\n/;
 
-/** Inline markup is resolved per paragraph in time quadratic (or worse) in its markup characters. */
+/** Sum over blank-line separated chunks of the square of their inline markup characters. */
 const maxInlineMarkupCost = 10_000_000;
-const inlineMarkupCharacters = new Set(['*', '_', '~', '[', ']', '(', ')', '<']);
+const inlineMarkupCharacters = new Set(['*', '_', '~', '`', '[', ']', '(', ')', '<', '!', '&', '\\']);
 
 /**
  * A line that does not continue every open container (it closes some, or continues a paragraph
- * lazily) costs micromark time proportional to what precedes it; the budget is the sum of their offsets.
+ * lazily) costs time proportional to the document before it: the budget is the sum of their offsets.
  */
-const maxContainerExitCost = 20_000_000;
+const maxContainerExitCost = 10_000_000;
 
-// Setext headings (`Title` over `===`) are not in the contract, and micromark takes time proportional
-// to the whole document for each of them.
-const withoutSetextHeadings = { disable: { null: ['setextUnderline'] } };
-const containerAndInlineConstructs = [
-  'blockQuote',
-  'list',
-  'definition',
-  'attention',
-  'autolink',
-  'codeText',
-  'htmlText',
-  'labelEnd',
-  'labelStartImage',
-  'labelStartLink',
-];
-
-const fullParse: ParseOptions = {
-  extensions: [gfmStrikethrough({ singleTilde: false }), withoutSetextHeadings],
+const parseOptions: ParseOptions = {
+  extensions: [
+    gfmStrikethrough({ singleTilde: false }),
+    // Setext headings (`Title` over `===`) are not in the contract, and each costs time proportional
+    // to the document before it.
+    { disable: { null: ['setextUnderline'] } },
+  ],
   mdastExtensions: [gfmStrikethroughFromMarkdown()],
 };
-const flatParse: ParseOptions = { extensions: [{ disable: { null: ['setextUnderline', ...containerAndInlineConstructs] } }] };
 
 const headingTypes = ['heading-one', 'heading-two', 'heading-three'] as const;
 
 /** Parses the contract's Markdown subset into rich-text elements (nested no deeper than `maxNodeDepth`). */
 export function markdownToRichText(markdown: string, maxLength = maxMarkdownLength): RichTextElement[] {
   if (markdown.length > maxLength) throw new RichTextError(`description is too long (max ${maxLength} characters)`);
-  // Even entries are lines, odd ones their line endings.
-  const parts = markdown.split(/(\r\n|\r|\n)/);
-  for (let index = 0; index < parts.length; index += 2) parts[index] = capContainers(parts[index]!);
-  const lines = parts.filter((_, index) => index % 2 === 0);
-  const tree = fromMarkdown(parts.join(''), isCostlyToParse(lines) ? flatParse : fullParse);
-  return mapBlocks(tree.children, 1);
+  const lines = markdown.split(lineEnding);
+  const cappedLines = lines.map(capContainers);
+  if (isCostlyToParse(cappedLines)) return plainParagraphs(lines);
+  return mapBlocks(fromMarkdown(cappedLines.join('\n'), parseOptions).children, 1);
+}
+
+/** Blank-line separated paragraphs of unparsed text. */
+function plainParagraphs(lines: readonly string[]): RichTextElement[] {
+  const paragraphs: RichTextElement[] = [];
+  let paragraphLines: string[] = [];
+  for (const line of [...lines, '']) {
+    if (!blankLine.test(line)) {
+      paragraphLines.push(line);
+    } else if (paragraphLines.length > 0) {
+      paragraphs.push(element('paragraph', [textLeaf(paragraphLines.join('\n'))]));
+      paragraphLines = [];
+    }
+  }
+  return paragraphs;
 }
 
 /** Drops the container markers of a line beyond the first `maxContainersPerLine`, keeping its content. */
@@ -157,6 +159,11 @@ function mapBlocks(blocks: readonly MdastNode[], depth: number): RichTextElement
   return blocks.flatMap((block) => mapBlock(block, depth));
 }
 
+/** A paragraph, heading or code block at `depth` holds leaves at depth + 1. */
+function textBlockFits(depth: number): boolean {
+  return depth + 1 <= maxNodeDepth;
+}
+
 /** A container (quote or list) at `depth` holds blocks or items at depth + 1 and their leaves at depth + 2. */
 function containerFits(depth: number): boolean {
   return depth + 2 <= maxNodeDepth;
@@ -216,7 +223,7 @@ function mapListItem(item: MdastOf<'listItem'>, depth: number): RichTextElement 
   for (const child of item.children) {
     if (child.type === 'paragraph' || child.type === 'heading' || child.type === 'html') {
       appendLeaves(inlineLeaves(child));
-    } else if (child.type === 'code' && depth + 2 <= maxNodeDepth) {
+    } else if (child.type === 'code' && textBlockFits(depth + 1)) {
       children.push(mapTextBlock(child));
     } else if ((child.type === 'list' || child.type === 'blockquote') && containerFits(depth + 1)) {
       for (const nested of mapBlock(child, depth + 1)) children.push(nested);

@@ -52,9 +52,9 @@ export function isLeaf(node: RichTextNode): node is RichTextLeaf {
 
 /** Marks are set in a fixed order, so that equal leaves serialise alike. */
 export function textLeaf(text: string, leafMarks: Marks = {}): RichTextLeaf {
-  const leaf: RichTextLeaf = { type: 'text', text, children: [] };
-  for (const mark of marks) if (leafMarks[mark] === true) leaf[mark] = true;
-  return leaf;
+  const orderedMarks: Marks = {};
+  for (const mark of marks) if (leafMarks[mark] === true) orderedMarks[mark] = true;
+  return { type: 'text', text, ...orderedMarks, children: [] };
 }
 
 export function element(type: KnownElementType, children: RichTextNode[]): RichTextElement {
