@@ -506,6 +506,17 @@ describe('tasks', () => {
       expect(response.body).toStrictEqual({ ...task, description: null });
       expect(await getTask(key, task.id)).toStrictEqual({ ...task, description: null });
     });
+
+    it.each([21, 5_000, 20_000])('refuses a node array nested %i deep with 400 and keeps the description', async (depth) => {
+      await markdown('kept as it was');
+      const before = await getTask(key, task.id);
+      // Built as text: JSON.stringify itself would overflow the stack on the deepest one.
+      const rawBody = `{"description":[${'{"type":"block-quote","children":['.repeat(depth - 1)}{"type":"text","text":"deep","children":[]}${']}'.repeat(depth - 1)}]}`;
+      const response = await api('PATCH', `/v1/tasks/${task.id}`, { credentials: key, rawBody, headers: { 'content-type': 'application/json' } });
+      expectError(response, 400);
+      expect((response.body as { error: string }).error).toMatch(/nested too deeply/);
+      expect(await getTask(key, task.id)).toStrictEqual(before);
+    });
   });
 
   describe('DELETE /v1/tasks/:id', () => {

@@ -6,6 +6,25 @@ import type { UpdateTaskRequest } from '@tws/proto-types/generated/tasks/v1/Upda
 import { assertPathId, atLeastOneField, BodyId, errorResponses, Name, NoContent, PathId, textMaxLength } from '../../schemas/common.js';
 import { Task, TaskListItem, toTask, toTaskListItem } from '../../schemas/resources.js';
 
+/** The tasks service's limit; deeper arrays are refused here already. */
+const maxDescriptionDepth = 20;
+
+/** Depth of nested `children` arrays, counted iteratively and given up on past `limit`. */
+function nestingDepth(nodes: readonly unknown[], limit: number): number {
+  let deepest = 0;
+  const pending: Array<{ items: readonly unknown[]; depth: number }> = [{ items: nodes, depth: 1 }];
+  for (let level = pending.pop(); level !== undefined; level = pending.pop()) {
+    deepest = Math.max(deepest, level.depth);
+    if (deepest > limit) return deepest;
+    for (const item of level.items) {
+      if (typeof item === 'object' && item !== null && 'children' in item && Array.isArray(item.children)) {
+        pending.push({ items: item.children as unknown[], depth: level.depth + 1 });
+      }
+    }
+  }
+  return deepest;
+}
+
 const CreateTaskBody = z.strictObject({
   projectId: BodyId,
   listId: BodyId.meta({ description: 'A section of `projectId` (400 otherwise).' }),
@@ -23,6 +42,10 @@ const DescriptionInput = z
     z
       .array(z.looseObject({ type: z.string().min(1) }).meta({ description: 'Rich-text node' }))
       .max(10_000)
+      // Checked without recursion before anything recursive (JSON.stringify) touches a hostile array.
+      .refine((nodes) => nestingDepth(nodes, maxDescriptionDepth) <= maxDescriptionDepth, {
+        message: `is nested too deeply (max depth ${maxDescriptionDepth})`,
+      })
       .meta({ description: 'Rich-text node array' }),
     z.null(),
   ])
