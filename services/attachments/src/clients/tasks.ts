@@ -33,7 +33,7 @@ export function connectTasks(options: { target: string; deadlineMs: number; metr
       try {
         const { workspace } = await callUnary(client, client.getWorkspace, { workspaceId }, call);
         if (!workspace) throw new Error('GetWorkspace answered without a workspace');
-        return planOf(workspace.plan as string | number);
+        return planOf(workspace.plan);
       } catch (error) {
         if (isGrpcError(error) && error.code === grpc.status.NOT_FOUND) throw notFound('workspace not found');
         throw translate(error);

@@ -13,11 +13,9 @@ export const UPLOAD_URL_TTL_SECONDS = 7 * 24 * 60 * 60;
 
 /**
  * The tasks service's plan enum as this context sees it; an unknown plan gets the smallest limit.
- * Accepts the enum's name and its number (2): the runtime loader decodes enums as numbers today
- * although the generated types say names (see proto-types options.json).
  */
-export function planOf(value: string | number): Plan {
-  return value === 'PLAN_PRO' || value === 2 ? 'pro' : 'free';
+export function planOf(value: string): Plan {
+  return value === 'PLAN_PRO' ? 'pro' : 'free';
 }
 
 /** `25 MB (26214400 bytes)` */

@@ -53,12 +53,9 @@ function adminClient(config: CliConfig): AdminServiceClient {
   );
 }
 
-/**
- * A Role as lowercase JSON. The loader may hand enums over as numbers rather than names (the runtime
- * options decide), so both are accepted.
- */
-function roleName(role: Member__Output['role'] | number | undefined): string {
-  const names: Record<string, string> = { ROLE_OWNER: 'owner', ROLE_MEMBER: 'member', ROLE_GUEST: 'guest', 1: 'owner', 2: 'member', 3: 'guest' };
+/** A Role as lowercase JSON. */
+function roleName(role: Member__Output['role'] | undefined): string {
+  const names: Record<string, string> = { ROLE_OWNER: 'owner', ROLE_MEMBER: 'member', ROLE_GUEST: 'guest' };
   return names[String(role)] ?? 'unspecified';
 }
 

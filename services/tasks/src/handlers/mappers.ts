@@ -19,13 +19,10 @@ const planNames: Record<Plan, Plan__Output> = { free: 'PLAN_FREE', pro: 'PLAN_PR
 export function roleFromProto(role: Role__Output | RoleMessage): Role {
   switch (role) {
     case 'ROLE_OWNER':
-    case 1:
       return 'owner';
     case 'ROLE_MEMBER':
-    case 2:
       return 'member';
     case 'ROLE_GUEST':
-    case 3:
       return 'guest';
     default:
       throw invalid('role must be one of owner, member, guest');
@@ -34,7 +31,7 @@ export function roleFromProto(role: Role__Output | RoleMessage): Role {
 
 /** An unspecified plan means free. */
 export function planFromProto(plan: Plan__Output | PlanMessage): Plan {
-  return plan === 'PLAN_PRO' || plan === 2 ? 'pro' : 'free';
+  return plan === 'PLAN_PRO' ? 'pro' : 'free';
 }
 
 export const workspaceMessage = (workspace: Workspace): WorkspaceMessage => ({
