@@ -1,12 +1,21 @@
 import type { TestProject } from 'vitest/node';
 import { startStack, type Stack } from '@tws/devstack';
-import { testServiceEnv } from './test-env.js';
+import { testServiceEnv, webhookServiceEnv, webhookTestSettings } from './test-env.js';
+import { createTestPki } from './webhooks/ca.js';
+import { startTestDnsServer, type TestDnsServer } from './webhooks/dns-server.js';
 
 let stack: Stack | undefined;
+let dns: TestDnsServer | undefined;
 
 /** One real stack (Postgres, Kafka, MinIO, four services) for the whole test run. */
 export async function setup(project: TestProject): Promise<void> {
-  stack = await startStack({ label: 'test', extraEnv: testServiceEnv });
+  // Webhook receivers: a throw-away CA, and a loopback DNS server the webhooks service resolves with.
+  const pki = await createTestPki(webhookTestSettings.domain);
+  dns = await startTestDnsServer({ domain: webhookTestSettings.domain, defaultAddress: webhookTestSettings.receiverAddress });
+  const webhookEnv = webhookServiceEnv({ dnsServer: dns.address, caFile: pki.caFile });
+  stack = await startStack({ label: 'test', extraEnv: { ...testServiceEnv, ...webhookEnv } });
+  const grpcTargetOf = (name: string): string =>
+    `127.0.0.1:${stack?.services.instances.find((instance) => instance.name === name)?.grpcPort}`;
   project.provide('stack', {
     gatewayUrl: stack.services.gatewayUrl,
     databaseUrl: stack.infra.databaseUrl,
@@ -18,14 +27,25 @@ export async function setup(project: TestProject): Promise<void> {
       grpcPort: instance.grpcPort ?? 0,
     })),
     logDir: stack.logDir,
-    tasksGrpcTarget: `127.0.0.1:${stack.services.instances.find((instance) => instance.name === 'tasks')?.grpcPort}`,
+    tasksGrpcTarget: grpcTargetOf('tasks'),
     devJwtPrivateKeyFile: stack.devJwt.privateKeyFile,
     devJwtPublicKeyPem: stack.devJwt.publicKeyPem,
+    webhooks: {
+      ...webhookTestSettings,
+      grpcTarget: grpcTargetOf('webhooks'),
+      dnsServer: dns.address,
+      dnsControlUrl: dns.controlUrl,
+      caFile: pki.caFile,
+      serverCertPem: pki.serverCertPem,
+      serverKeyPem: pki.serverKeyPem,
+      serviceEnv: webhookEnv as Record<string, string>,
+    },
   });
 }
 
 export async function teardown(): Promise<void> {
   await stack?.stop();
+  await dns?.stop();
 }
 
 declare module 'vitest' {
@@ -42,6 +62,25 @@ declare module 'vitest' {
       /** The development signing key the gateway trusts (pass as DEV_JWT_PRIVATE_KEY_FILE). */
       devJwtPrivateKeyFile: string;
       devJwtPublicKeyPem: string;
+      /** Webhook test set-up (see test-env.ts `webhookTestSettings`). */
+      webhooks: {
+        domain: string;
+        receiverAddress: string;
+        rebindAddress: string;
+        retryDelays: string;
+        retryDelayMs: number;
+        /** The webhooks service's gRPC address in this stack. */
+        grpcTarget: string;
+        /** `127.0.0.1:port` of the test DNS server. */
+        dnsServer: string;
+        /** Control endpoint of the test DNS server (see webhooks/dns-server.ts `setDnsRecord`). */
+        dnsControlUrl: string;
+        caFile: string;
+        serverCertPem: string;
+        serverKeyPem: string;
+        /** The webhooks service's test environment (for suites that start their own stack). */
+        serviceEnv: Record<string, string>;
+      };
     };
   }
 }

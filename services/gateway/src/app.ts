@@ -6,6 +6,7 @@ import type { Registry } from 'prom-client';
 import type { Backends } from './clients/backends.js';
 import { createTasksApi } from './clients/tasks-api.js';
 import { createAttachmentsApi } from './clients/attachments.js';
+import { createWebhooksApi } from './clients/webhooks.js';
 import attachmentContentRoute from './routes/attachments/content.js';
 import type { GatewayConfig } from './config.js';
 import authPlugin from './plugins/auth.js';
@@ -44,6 +45,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   app.setSerializerCompiler(serializerCompiler);
   app.decorate('tasksApi', createTasksApi(deps.backends.tasks, config.GRPC_DEADLINE_MS));
   app.decorate('attachmentsApi', createAttachmentsApi(deps.backends.attachments, config.GRPC_DEADLINE_MS));
+  app.decorate('webhooksApi', createWebhooksApi(deps.backends.webhooks, config.GRPC_DEADLINE_MS));
 
   await app.register(errorsPlugin);
   await app.register(rateLimitPlugin, { config });

@@ -1,10 +1,16 @@
-import { createLogger, env, exitOnStartupFailure, parseConfig, runMigrations } from '@tws/common';
+import { createKafka, createLogger, ensureTopics, env, exitOnStartupFailure, parseConfig, runMigrations } from '@tws/common';
 import { fileURLToPath } from 'node:url';
+import { deadLetterTopic, redeliveryTopic, retryTopics } from './retry/schedule.js';
 
-/** Applies the `webhooks` schema migrations. */
+/** Applies the `webhooks` schema migrations and creates the delay, redelivery and dead-letter topics. */
 const logger = createLogger('webhooks-migrate');
 try {
-  const config = parseConfig({ LOG_LEVEL: env.logLevel(), DATABASE_URL: env.url() });
+  const config = parseConfig({
+    LOG_LEVEL: env.logLevel(),
+    DATABASE_URL: env.url(),
+    KAFKA_BROKERS: env.list(),
+    KAFKA_TOPIC_PARTITIONS: env.count(6),
+  });
   logger.level = config.LOG_LEVEL;
   const applied = await runMigrations({
     url: config.DATABASE_URL,
@@ -12,6 +18,21 @@ try {
     directory: fileURLToPath(new URL('../migrations', import.meta.url)),
     logger,
   });
+  // Delay topics hold a message for at most 8 h (plus consumer downtime); keep a week like the default.
+  const week = String(7 * 24 * 3600 * 1000);
+  await ensureTopics(createKafka({ clientId: 'webhooks-migrate', brokers: config.KAFKA_BROKERS, logger }), [
+    ...[...retryTopics, redeliveryTopic].map((topic) => ({
+      topic,
+      numPartitions: config.KAFKA_TOPIC_PARTITIONS,
+      configEntries: [{ name: 'retention.ms', value: week }],
+    })),
+    // Permanently failed deliveries are kept for operators for 30 days.
+    {
+      topic: deadLetterTopic,
+      numPartitions: config.KAFKA_TOPIC_PARTITIONS,
+      configEntries: [{ name: 'retention.ms', value: String(30 * 24 * 3600 * 1000) }],
+    },
+  ]);
   logger.info({ applied }, 'webhooks migrations complete');
 } catch (error) {
   exitOnStartupFailure(logger, error);

@@ -3,7 +3,9 @@ import { grpcClientMetrics, grpcClientOptions, grpcHealthChecker, type Readiness
 import { loadTasksProto } from '@tws/proto-types';
 import type { TasksServiceClient } from '@tws/proto-types/generated/tasks/v1/TasksService';
 import type { AttachmentsServiceClient } from '@tws/proto-types/generated/attachments/v1/AttachmentsService';
+import type { WebhooksServiceClient } from '@tws/proto-types/generated/webhooks/v1/WebhooksService';
 import { connectAttachments } from './attachments.js';
+import { connectWebhooks } from './webhooks.js';
 import type { Registry } from 'prom-client';
 import type { GatewayConfig } from '../config.js';
 
@@ -11,6 +13,7 @@ import type { GatewayConfig } from '../config.js';
 export interface Backends {
   tasks: TasksServiceClient;
   attachments: AttachmentsServiceClient;
+  webhooks: WebhooksServiceClient;
   readiness: ReadinessCheck[];
   close(): void;
 }
@@ -27,6 +30,7 @@ export function connectBackends(config: GatewayConfig, registry: Registry): Back
     config.ATTACHMENTS_GRPC_TARGET,
     grpcClientOptions('attachments.v1.AttachmentsService', metrics),
   );
+  const webhooks = connectWebhooks(config.WEBHOOKS_GRPC_TARGET, grpcClientOptions('webhooks.v1.WebhooksService', metrics));
   const peers = {
     tasks: config.TASKS_GRPC_TARGET,
     attachments: config.ATTACHMENTS_GRPC_TARGET,
@@ -36,10 +40,12 @@ export function connectBackends(config: GatewayConfig, registry: Registry): Back
   return {
     tasks,
     attachments,
+    webhooks,
     readiness: healthCheckers.map(({ name, checker }) => ({ name: `${name} service`, check: () => checker.check() })),
     close() {
       tasks.close();
       attachments.close();
+      webhooks.close();
       for (const { checker } of healthCheckers) checker.close();
     },
   };

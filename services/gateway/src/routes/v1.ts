@@ -4,6 +4,7 @@ import commentRoutes from './comments/index.js';
 import projectRoutes from './projects/index.js';
 import sectionRoutes from './sections/index.js';
 import taskRoutes from './tasks/index.js';
+import webhookRoutes from './webhooks/index.js';
 import workspaceRoutes from './workspace/index.js';
 
 /**
@@ -20,6 +21,7 @@ const v1Routes: FastifyPluginAsyncZod<AttachmentRoutesOptions> = async (app, opt
   await app.register(taskRoutes);
   await app.register(commentRoutes);
   await app.register(attachmentRoutes, { publicBaseUrl: options.publicBaseUrl });
+  await app.register(webhookRoutes);
 };
 
 export default v1Routes;

@@ -1,0 +1,116 @@
+import type { Logger } from '@tws/common';
+import type { DeliveryStore, DeliveryWork } from '../db/deliveries.js';
+import type { DeliveryPipeline } from '../delivery/pipeline.js';
+import type { WebhookMetrics } from '../metrics.js';
+import { attemptOfTopic, redeliveryTopic } from '../retry/schedule.js';
+import { retryUntilDone } from '../util/concurrency.js';
+import { headerText, originalOf, parseScheduledAttempt, parseTaskEvent, type ParsedTaskEvent } from './messages.js';
+import type { Acceptance, IncomingMessage, MessageHandler } from './runner.js';
+
+interface HandlerDeps {
+  store: DeliveryStore;
+  pipeline: DeliveryPipeline;
+  metrics: WebhookMetrics;
+  logger: Logger;
+  maxPending: number;
+  signal: AbortSignal;
+}
+
+const settledNow = Promise.resolve();
+
+function durably<T>(deps: HandlerDeps, step: () => Promise<T>, what: string): Promise<T> {
+  return retryUntilDone(step, {
+    signal: deps.signal,
+    onError: (error, attempt) => deps.logger.warn({ err: error, attempt }, `${what} failed; retrying`),
+  });
+}
+
+/**
+ * `task-events.v1`: fan each event out to the subscribed endpoints of its workspace (one delivery
+ * per endpoint, created idempotently) and make attempt 1 of each at once. A message is done when
+ * every one of its deliveries succeeded or has its retry safely on a delay topic.
+ */
+export class TaskEventHandler implements MessageHandler {
+  constructor(private readonly deps: HandlerDeps) {}
+
+  saturated(): boolean {
+    return this.deps.pipeline.inFlight >= this.deps.maxPending;
+  }
+
+  async accept(messages: IncomingMessage[]): Promise<Acceptance> {
+    const parsed = messages.map(({ topic, partition, message }) => {
+      const event = parseTaskEvent(message.value, message.headers);
+      if (typeof event === 'string') {
+        this.deps.metrics.invalidMessages.inc({ topic });
+        this.deps.logger.error({ topic, partition, offset: message.offset, problem: event }, 'skipping an invalid task event');
+        return undefined;
+      }
+      return event;
+    });
+    const events = parsed.filter((event): event is ParsedTaskEvent => event !== undefined);
+    const work = await durably(this.deps, () => this.deps.store.fanOut(events), 'fan-out');
+    const byEvent = new Map<string, DeliveryWork[]>();
+    for (const item of work) byEvent.set(item.eventId, [...(byEvent.get(item.eventId) ?? []), item]);
+    const settled = messages.map(({ topic, partition, message }, index) => {
+      const event = parsed[index];
+      if (!event) return settledNow;
+      const deliveries = byEvent.get(event.id) ?? [];
+      // The same event twice in one chunk: the first message carries its deliveries.
+      byEvent.delete(event.id);
+      const original = { topic, partition, offset: message.offset };
+      const eventTimestampMs = Number(message.timestamp);
+      return Promise.all(
+        deliveries.map((delivery) => this.deps.pipeline.process(delivery, 1, { original, ordered: true, eventTimestampMs })),
+      ).then(() => undefined);
+    });
+    return { settled };
+  }
+}
+
+/**
+ * The delay topics (`webhooks.retry.*`) and the redelivery topic: make attempt n of a delivery
+ * once its time has come. Messages of one delay topic arrive in due order, so the first one not
+ * due yet pauses its partition until then; nothing sleeps while holding other work.
+ */
+export class ScheduledAttemptHandler implements MessageHandler {
+  constructor(private readonly deps: HandlerDeps) {}
+
+  saturated(): boolean {
+    return this.deps.pipeline.inFlight >= this.deps.maxPending;
+  }
+
+  async accept(messages: IncomingMessage[]): Promise<Acceptance> {
+    const now = Date.now();
+    const due: Array<{ incoming: IncomingMessage; deliveryId: string; attempt: number } | undefined> = [];
+    let pauseUntil: number | undefined;
+    for (const incoming of messages) {
+      const { topic, message } = incoming;
+      const scheduled = parseScheduledAttempt(message.value);
+      const expectedAttempt = topic === redeliveryTopic ? 1 : attemptOfTopic(topic);
+      if (typeof scheduled === 'string' || scheduled.attempt !== expectedAttempt) {
+        this.deps.metrics.invalidMessages.inc({ topic });
+        this.deps.logger.error(
+          { topic, offset: message.offset, problem: typeof scheduled === 'string' ? scheduled : 'attempt does not match the topic' },
+          'skipping an invalid scheduled attempt',
+        );
+        due.push(undefined);
+        continue;
+      }
+      const notBefore = Date.parse(headerText(message.headers, 'not-before') ?? scheduled.notBefore);
+      if (notBefore > now) {
+        pauseUntil = notBefore;
+        break;
+      }
+      due.push({ incoming, deliveryId: scheduled.deliveryId, attempt: scheduled.attempt });
+    }
+    const ids = due.flatMap((item) => (item ? [item.deliveryId] : []));
+    const work = await durably(this.deps, () => this.deps.store.load(ids), 'load deliveries');
+    const settled = due.map((item) => {
+      if (!item) return settledNow;
+      const delivery = work.get(item.deliveryId);
+      if (!delivery) return settledNow;
+      return this.deps.pipeline.process(delivery, item.attempt, { original: originalOf(item.incoming.message.headers) });
+    });
+    return pauseUntil === undefined ? { settled } : { settled, pauseUntil };
+  }
+}

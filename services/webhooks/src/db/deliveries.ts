@@ -1,0 +1,313 @@
+import type { Pool } from '@tws/common';
+
+export type DeliveryState = 'pending' | 'succeeded' | 'failed' | 'cancelled';
+export type AttemptOutcome = 'succeeded' | 'failed' | 'blocked';
+
+/** Everything needed to decide about and make an attempt of one delivery. */
+export interface DeliveryWork {
+  deliveryId: string;
+  state: DeliveryState;
+  nextAttempt: number;
+  nextAttemptAt: Date | null;
+  handoffPending: boolean;
+  endpointId: string;
+  endpointUrl: string;
+  endpointDeleted: boolean;
+  secretCiphertext: Buffer;
+  eventId: string;
+  eventType: string;
+  taskId: string;
+  workspaceId: string;
+  payload: Buffer;
+}
+
+export interface IncomingEvent {
+  id: string;
+  workspaceId: string;
+  type: string;
+  taskId: string;
+  payload: Buffer;
+}
+
+export interface AttemptRecord {
+  deliveryId: string;
+  attempt: number;
+  startedAt: Date;
+  durationMs: number;
+  outcome: AttemptOutcome;
+  statusCode: number | null;
+  error: string | null;
+  /** The delivery's state after this attempt. */
+  next: { state: DeliveryState; nextAttempt: number; nextAttemptAt: Date | null; handoffPending: boolean };
+}
+
+export interface LoggedAttempt {
+  attempt: number;
+  startedAt: Date;
+  durationMs: number;
+  outcome: AttemptOutcome;
+  statusCode: number | null;
+  error: string | null;
+}
+
+export interface DeliveryLogEntry {
+  id: string;
+  eventId: string;
+  eventType: string;
+  state: DeliveryState;
+  createdAt: Date;
+  redeliveryOf: string | null;
+  nextAttempt: number;
+  nextAttemptAt: Date | null;
+  attempts: LoggedAttempt[];
+}
+
+interface WorkRow {
+  delivery_id: string;
+  state: DeliveryState;
+  next_attempt: number;
+  next_attempt_at: Date | null;
+  handoff_pending: boolean;
+  endpoint_id: string;
+  url: string;
+  endpoint_deleted: boolean;
+  secret_ciphertext: Buffer;
+  event_id: string;
+  type: string;
+  task_id: string;
+  workspace_id: string;
+  payload: Buffer;
+}
+
+const workColumns = `
+  d.id AS delivery_id, d.state, d.next_attempt, d.next_attempt_at, d.handoff_pending,
+  e.id AS endpoint_id, e.url, e.deleted_at IS NOT NULL AS endpoint_deleted, e.secret_ciphertext,
+  ev.id AS event_id, ev.type, ev.task_id, ev.workspace_id, ev.payload`;
+
+const toWork = (row: WorkRow): DeliveryWork => ({
+  deliveryId: row.delivery_id,
+  state: row.state,
+  nextAttempt: row.next_attempt,
+  nextAttemptAt: row.next_attempt_at,
+  handoffPending: row.handoff_pending,
+  endpointId: row.endpoint_id,
+  endpointUrl: row.url,
+  endpointDeleted: row.endpoint_deleted,
+  secretCiphertext: row.secret_ciphertext,
+  eventId: row.event_id,
+  eventType: row.type,
+  taskId: row.task_id,
+  workspaceId: row.workspace_id,
+  payload: row.payload,
+});
+
+/** Deliveries and the attempt log; batch-oriented so a Kafka batch costs a few round trips. */
+export class DeliveryStore {
+  constructor(private readonly pool: Pool) {}
+
+  /**
+   * Records events and creates one delivery per (event, subscribed live endpoint of its workspace),
+   * idempotently, then returns every original delivery of these events (new or already known, so a
+   * redelivered Kafka message resumes where the last owner stopped), in input order of the events.
+   */
+  async fanOut(events: IncomingEvent[]): Promise<DeliveryWork[]> {
+    if (events.length === 0) return [];
+    const ids = events.map((event) => event.id);
+    await this.pool.query(
+      `WITH input AS (
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[]) AS i (id, workspace_id, type, task_id, payload)
+       ), recorded AS (
+         -- Only events somebody subscribed to are kept (most workspaces have no endpoint).
+         INSERT INTO events (id, workspace_id, type, task_id, payload)
+         SELECT DISTINCT ON (i.id) i.id, i.workspace_id, i.type, i.task_id, i.payload FROM input i
+         WHERE EXISTS (
+           SELECT 1 FROM endpoints e WHERE e.workspace_id = i.workspace_id AND e.deleted_at IS NULL AND i.type = ANY (e.events)
+         )
+         ON CONFLICT (id) DO NOTHING
+       )
+       INSERT INTO deliveries (id, endpoint_id, event_id)
+       SELECT gen_random_uuid(), e.id, i.id
+       FROM (SELECT DISTINCT ON (id) * FROM input) i
+       JOIN endpoints e ON e.workspace_id = i.workspace_id AND e.deleted_at IS NULL AND i.type = ANY (e.events)
+       ORDER BY i.id, e.created_at, e.id
+       ON CONFLICT (event_id, endpoint_id) WHERE redelivery_of IS NULL DO NOTHING`,
+      [
+        ids,
+        events.map((event) => event.workspaceId),
+        events.map((event) => event.type),
+        events.map((event) => event.taskId),
+        events.map((event) => event.payload),
+      ],
+    );
+    const { rows } = await this.pool.query<WorkRow>(
+      `SELECT ${workColumns}
+       FROM deliveries d JOIN endpoints e ON e.id = d.endpoint_id JOIN events ev ON ev.id = d.event_id
+       WHERE d.event_id = ANY ($1::text[]) AND d.redelivery_of IS NULL
+       ORDER BY array_position($1::text[], d.event_id), e.created_at, e.id`,
+      [ids],
+    );
+    return rows.map(toWork);
+  }
+
+  /** Current state of the given deliveries (for retry and redelivery messages). */
+  async load(deliveryIds: string[]): Promise<Map<string, DeliveryWork>> {
+    if (deliveryIds.length === 0) return new Map();
+    const { rows } = await this.pool.query<WorkRow>(
+      `SELECT ${workColumns}
+       FROM deliveries d JOIN endpoints e ON e.id = d.endpoint_id JOIN events ev ON ev.id = d.event_id
+       WHERE d.id = ANY ($1::uuid[])`,
+      [deliveryIds],
+    );
+    return new Map(rows.map((row) => [row.delivery_id, toWork(row)]));
+  }
+
+  /**
+   * Logs attempts and moves each delivery on, but only if it still waits for exactly that attempt
+   * (compare-and-set: a duplicate attempt after a crash or rebalance logs, but does not advance
+   * twice). Returns, per record, whether this caller advanced the delivery.
+   */
+  async completeAttempts(records: AttemptRecord[]): Promise<boolean[]> {
+    const { rows } = await this.pool.query<{ id: string; attempt: number }>(
+      `WITH input AS (
+         SELECT * FROM unnest($1::uuid[], $2::smallint[], $3::timestamptz[], $4::int[], $5::text[], $6::smallint[], $7::text[],
+                              $8::text[], $9::smallint[], $10::timestamptz[], $11::boolean[])
+           AS i (delivery_id, attempt, started_at, duration_ms, outcome, status_code, error,
+                 next_state, next_attempt, next_attempt_at, handoff_pending)
+       ), logged AS (
+         INSERT INTO attempts (delivery_id, attempt, started_at, duration_ms, outcome, status_code, error)
+         SELECT delivery_id, attempt, started_at, duration_ms, outcome, status_code, error FROM input
+       )
+       UPDATE deliveries d
+       SET state = i.next_state, next_attempt = i.next_attempt, next_attempt_at = i.next_attempt_at,
+           handoff_pending = i.handoff_pending, updated_at = clock_timestamp()
+       FROM input i
+       WHERE d.id = i.delivery_id AND d.state = 'pending' AND d.next_attempt = i.attempt
+       RETURNING d.id, i.attempt`,
+      [
+        records.map((record) => record.deliveryId),
+        records.map((record) => record.attempt),
+        records.map((record) => record.startedAt),
+        records.map((record) => record.durationMs),
+        records.map((record) => record.outcome),
+        records.map((record) => record.statusCode),
+        records.map((record) => record.error),
+        records.map((record) => record.next.state),
+        records.map((record) => record.next.nextAttempt),
+        records.map((record) => record.next.nextAttemptAt),
+        records.map((record) => record.next.handoffPending),
+      ],
+    );
+    const advanced = new Set(rows.map((row) => `${row.id}/${row.attempt}`));
+    const seen = new Set<string>();
+    return records.map((record) => {
+      const key = `${record.deliveryId}/${record.attempt}`;
+      // Two records of the same attempt in one batch: only the first one counts as the advance.
+      const first = !seen.has(key);
+      seen.add(key);
+      return first && advanced.has(key);
+    });
+  }
+
+  /** The retry message or dead letter of these deliveries is acknowledged by Kafka. */
+  async clearHandoff(deliveryIds: string[]): Promise<void> {
+    await this.pool.query('UPDATE deliveries SET handoff_pending = false WHERE id = ANY ($1::uuid[]) AND handoff_pending', [
+      deliveryIds,
+    ]);
+  }
+
+  /** Stops deliveries whose endpoint is gone. */
+  async cancel(deliveryIds: string[]): Promise<void> {
+    await this.pool.query(
+      `UPDATE deliveries SET state = 'cancelled', handoff_pending = false, next_attempt_at = NULL, updated_at = clock_timestamp()
+       WHERE id = ANY ($1::uuid[]) AND state = 'pending'`,
+      [deliveryIds],
+    );
+  }
+
+  /** A new attempt chain for a delivery of this endpoint: same event, attempt 1 due now. */
+  async createRedelivery(input: { id: string; endpointId: string; deliveryId: string }): Promise<DeliveryLogEntry | undefined> {
+    const { rows } = await this.pool.query<{ id: string }>(
+      `INSERT INTO deliveries (id, endpoint_id, event_id, redelivery_of, next_attempt_at)
+       SELECT $1, d.endpoint_id, d.event_id, d.id, clock_timestamp() FROM deliveries d WHERE d.id = $2 AND d.endpoint_id = $3
+       RETURNING id`,
+      [input.id, input.deliveryId, input.endpointId],
+    );
+    if (rows.length === 0) return undefined;
+    return (await this.logEntries([input.id]))[0];
+  }
+
+  /** Recent deliveries of an endpoint, newest first; `after` is the id of the last one already seen. */
+  async listForEndpoint(endpointId: string, limit: number, after: string | undefined): Promise<DeliveryLogEntry[]> {
+    const { rows } = await this.pool.query<{ id: string }>(
+      `SELECT d.id FROM deliveries d
+       WHERE d.endpoint_id = $1
+         AND ($3::uuid IS NULL OR (d.created_at, d.id) < (SELECT c.created_at, c.id FROM deliveries c WHERE c.id = $3 AND c.endpoint_id = $1))
+       ORDER BY d.created_at DESC, d.id DESC
+       LIMIT $2`,
+      [endpointId, limit, after ?? null],
+    );
+    return this.logEntries(rows.map((row) => row.id));
+  }
+
+  /** Deliveries with their attempts, read in one statement so state and attempts agree. */
+  private async logEntries(ids: string[]): Promise<DeliveryLogEntry[]> {
+    if (ids.length === 0) return [];
+    const { rows } = await this.pool.query<{
+      id: string;
+      event_id: string;
+      type: string;
+      state: DeliveryState;
+      created_at: Date;
+      redelivery_of: string | null;
+      next_attempt: number;
+      next_attempt_at: Date | null;
+      attempts: Array<{
+        attempt: number;
+        started_at: string;
+        duration_ms: number;
+        outcome: AttemptOutcome;
+        status_code: number | null;
+        error: string | null;
+      }>;
+    }>(
+      `SELECT d.id, d.event_id, ev.type, d.state, d.created_at, d.redelivery_of, d.next_attempt, d.next_attempt_at,
+              coalesce(a.attempts, '[]'::json) AS attempts
+       FROM deliveries d
+       JOIN events ev ON ev.id = d.event_id
+       LEFT JOIN LATERAL (
+         SELECT json_agg(json_build_object(
+                  'attempt', t.attempt, 'started_at', t.started_at, 'duration_ms', t.duration_ms,
+                  'outcome', t.outcome, 'status_code', t.status_code, 'error', t.error)
+                ORDER BY t.started_at, t.id) AS attempts
+         FROM attempts t WHERE t.delivery_id = d.id
+       ) a ON true
+       WHERE d.id = ANY ($1::uuid[])`,
+      [ids],
+    );
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    return ids.flatMap((id) => {
+      const row = byId.get(id);
+      if (!row) return [];
+      return [
+        {
+          id: row.id,
+          eventId: row.event_id,
+          eventType: row.type,
+          state: row.state,
+          createdAt: row.created_at,
+          redeliveryOf: row.redelivery_of,
+          nextAttempt: row.next_attempt,
+          nextAttemptAt: row.next_attempt_at,
+          attempts: row.attempts.map((attempt) => ({
+            attempt: attempt.attempt,
+            startedAt: new Date(attempt.started_at),
+            durationMs: attempt.duration_ms,
+            outcome: attempt.outcome,
+            statusCode: attempt.status_code,
+            error: attempt.error,
+          })),
+        },
+      ];
+    });
+  }
+}

@@ -1,0 +1,60 @@
+import { randomUUID } from 'node:crypto';
+import { createLogger, createPool, type Pool } from '@tws/common';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { RetentionJob } from './retention.js';
+
+/** Against the test stack's Postgres (schema webhooks); only rows this test backdates are old enough. */
+describe('RetentionJob', () => {
+  let pool: Pool;
+
+  beforeAll(() => {
+    pool = createPool({ url: inject('stack').databaseUrl, schema: 'webhooks', applicationName: 'webhooks-retention-test', max: 2 });
+  });
+  afterAll(async () => {
+    await pool.end();
+  });
+
+  it('deletes finished deliveries past the retention with their attempts and orphaned events; keeps pending and recent ones', async () => {
+    const endpoint = randomUUID();
+    const deletedEndpoint = randomUUID();
+    const workspace = `retention-${randomUUID()}`;
+    await pool.query(
+      `INSERT INTO endpoints (id, workspace_id, url, events, secret_ciphertext, deleted_at)
+       VALUES ($1, $3, 'https://a.example/', '{task.created}', '\\x00', NULL),
+              ($2, $3, 'https://b.example/', '{task.created}', '\\x00', now() - interval '40 days')`,
+      [endpoint, deletedEndpoint, workspace],
+    );
+    const events = [1, 2, 3].map(() => `evt_${randomUUID()}`);
+    for (const id of events) {
+      await pool.query(
+        `INSERT INTO events (id, workspace_id, type, task_id, payload, received_at) VALUES ($1, $2, 'task.created', 't', '\\x7b7d', now() - interval '40 days')`,
+        [id, workspace],
+      );
+    }
+    const oldDone = randomUUID();
+    const oldPending = randomUUID();
+    const recentDone = randomUUID();
+    await pool.query(
+      `INSERT INTO deliveries (id, endpoint_id, event_id, state, updated_at) VALUES
+         ($1, $4, $5, 'succeeded', now() - interval '31 days'),
+         ($2, $4, $6, 'pending', now() - interval '31 days'),
+         ($3, $4, $7, 'failed', now() - interval '29 days')`,
+      [oldDone, oldPending, recentDone, endpoint, events[0], events[1], events[2]],
+    );
+    await pool.query(
+      `INSERT INTO attempts (delivery_id, attempt, started_at, duration_ms, outcome, status_code) VALUES ($1, 1, now(), 5, 'succeeded', 200)`,
+      [oldDone],
+    );
+
+    const removed = await new RetentionJob(pool, 30, createLogger('test', 'silent')).sweep(1);
+    expect(removed.deliveries).toBeGreaterThanOrEqual(1);
+    const left = await pool.query<{ id: string }>('SELECT id FROM deliveries WHERE id = ANY ($1::uuid[]) ORDER BY id', [[oldDone, oldPending, recentDone]]);
+    expect(left.rows.map((row) => row.id).sort()).toEqual([oldPending, recentDone].sort());
+    expect((await pool.query('SELECT 1 FROM attempts WHERE delivery_id = $1', [oldDone])).rowCount).toBe(0);
+    expect((await pool.query('SELECT 1 FROM events WHERE id = $1', [events[0]])).rowCount).toBe(0);
+    expect((await pool.query('SELECT 1 FROM events WHERE id = ANY ($1::text[])', [[events[1], events[2]]])).rowCount).toBe(2);
+    expect((await pool.query('SELECT id FROM endpoints WHERE id = ANY ($1::uuid[])', [[endpoint, deletedEndpoint]])).rows).toEqual([
+      { id: endpoint },
+    ]);
+  });
+});

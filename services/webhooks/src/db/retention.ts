@@ -1,0 +1,69 @@
+import type { Logger, Pool } from '@tws/common';
+
+/**
+ * Keeps the delivery log bounded: finished deliveries (succeeded, failed, cancelled) older than the
+ * retention are deleted with their attempts, then events no delivery refers to, then endpoints
+ * deleted that long ago. Pending deliveries are never touched. Runs in small batches so it never
+ * holds long locks; every replica may run it (the statements are idempotent).
+ */
+export class RetentionJob {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly retentionDays: number,
+    private readonly logger: Logger,
+    private readonly intervalMs = 3_600_000,
+  ) {}
+
+  start(): void {
+    const run = () => {
+      this.running = this.sweep().then(
+        () => undefined,
+        (error: unknown) => this.logger.warn({ err: error }, 'delivery log retention failed'),
+      );
+    };
+    this.timer = setInterval(run, this.intervalMs);
+    this.timer.unref();
+    setTimeout(run, 60_000).unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  async sweep(batch = 2_000): Promise<{ deliveries: number; events: number; endpoints: number }> {
+    const days = this.retentionDays;
+    const removed = { deliveries: 0, events: 0, endpoints: 0 };
+    const loop = async (sql: string): Promise<number> => {
+      let total = 0;
+      for (;;) {
+        const { rowCount } = await this.pool.query(sql, [days, batch]);
+        total += rowCount ?? 0;
+        if ((rowCount ?? 0) < batch) return total;
+      }
+    };
+    removed.deliveries = await loop(
+      `DELETE FROM deliveries WHERE id IN (
+         SELECT id FROM deliveries WHERE state <> 'pending' AND updated_at < now() - make_interval(days => $1) LIMIT $2)`,
+    );
+    removed.events = await loop(
+      `DELETE FROM events WHERE id IN (
+         SELECT ev.id FROM events ev
+         WHERE ev.received_at < now() - make_interval(days => $1)
+           AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = ev.id)
+         LIMIT $2)`,
+    );
+    removed.endpoints = await loop(
+      `DELETE FROM endpoints WHERE id IN (
+         SELECT e.id FROM endpoints e
+         WHERE e.deleted_at < now() - make_interval(days => $1)
+           AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.endpoint_id = e.id)
+         LIMIT $2)`,
+    );
+    if (removed.deliveries + removed.events + removed.endpoints > 0) this.logger.info({ removed, days }, 'delivery log retention');
+    return removed;
+  }
+}

@@ -1,0 +1,44 @@
+import type { Producer } from 'kafkajs';
+
+export interface OutgoingMessage {
+  key: string;
+  value: string;
+  headers: Record<string, string>;
+}
+
+/**
+ * Produces retry, dead-letter and redelivery messages with acks from all in-sync replicas,
+ * coalescing messages sent within a few milliseconds into one request. `send` resolves only once
+ * the brokers acknowledged the message.
+ */
+export class HandoffProducer {
+  private queue: Array<{ topic: string; message: OutgoingMessage; resolve: () => void; reject: (error: unknown) => void }> = [];
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly producer: Producer,
+    private readonly lingerMs = 2,
+  ) {}
+
+  send(topic: string, message: OutgoingMessage): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ topic, message, resolve, reject });
+      this.timer ??= setTimeout(() => this.flush(), this.lingerMs);
+    });
+  }
+
+  private flush(): void {
+    this.timer = undefined;
+    const batch = this.queue;
+    this.queue = [];
+    if (batch.length === 0) return;
+    const byTopic = new Map<string, OutgoingMessage[]>();
+    for (const { topic, message } of batch) byTopic.set(topic, [...(byTopic.get(topic) ?? []), message]);
+    this.producer
+      .sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) })
+      .then(
+        () => batch.forEach((entry) => entry.resolve()),
+        (error: unknown) => batch.forEach((entry) => entry.reject(error)),
+      );
+  }
+}

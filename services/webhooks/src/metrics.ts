@@ -1,0 +1,65 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+
+export interface WebhookMetrics {
+  deliveries: Counter<'result' | 'attempt'>;
+  duration: Histogram<'result'>;
+  ssrfBlocked: Counter<'stage'>;
+  dead: Counter;
+  invalidMessages: Counter<'topic'>;
+  consumerLag: Gauge<'topic' | 'partition'>;
+  eventToFirstAttempt: Histogram;
+  inFlight: Gauge;
+}
+
+/** The webhook series, on the service's registry (`service="webhooks"` is added by the registry). */
+export function createWebhookMetrics(registry: Registry): WebhookMetrics {
+  return {
+    deliveries: new Counter({
+      name: 'webhook_deliveries_total',
+      help: 'Delivery attempts by result (succeeded, failed, blocked) and attempt number (1..5).',
+      labelNames: ['result', 'attempt'],
+      registers: [registry],
+    }),
+    duration: new Histogram({
+      name: 'webhook_delivery_duration_seconds',
+      help: 'Time of one delivery attempt (DNS check, connect, request, response), by result.',
+      labelNames: ['result'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+    ssrfBlocked: new Counter({
+      name: 'webhook_ssrf_blocked_total',
+      help: 'Endpoint URLs refused by the SSRF guard, at registration or at an attempt.',
+      labelNames: ['stage'],
+      registers: [registry],
+    }),
+    dead: new Counter({
+      name: 'webhook_deliveries_dead_total',
+      help: 'Deliveries permanently failed after the last attempt (sent to webhooks.dead).',
+      registers: [registry],
+    }),
+    invalidMessages: new Counter({
+      name: 'webhook_invalid_messages_total',
+      help: 'Kafka messages skipped because they did not validate.',
+      labelNames: ['topic'],
+      registers: [registry],
+    }),
+    consumerLag: new Gauge({
+      name: 'webhook_consumer_lag_messages',
+      help: 'Messages between the last fetched offset and the high watermark, per topic partition.',
+      labelNames: ['topic', 'partition'],
+      registers: [registry],
+    }),
+    eventToFirstAttempt: new Histogram({
+      name: 'webhook_event_to_delivery_seconds',
+      help: 'From the task event reaching Kafka (message timestamp) to the end of its successful first attempt.',
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    }),
+    inFlight: new Gauge({
+      name: 'webhook_deliveries_in_flight',
+      help: 'Deliveries accepted from Kafka and not settled yet on this replica.',
+      registers: [registry],
+    }),
+  };
+}

@@ -1,0 +1,206 @@
+import type { LookupAddress, LookupOptions } from 'node:dns';
+import * as tls from 'node:tls';
+import { performance } from 'node:perf_hooks';
+import { Pool, errors as undiciErrors } from 'undici';
+import { signPayload } from '../signing/signature.js';
+import type { HostVetter, VettedTarget } from './host-vetting.js';
+
+export const userAgent = 'Service-Webhook/1.0';
+
+export interface DeliveryRequest {
+  url: string;
+  eventType: string;
+  eventId: string;
+  secret: string;
+  /** The exact payload bytes: sent as the body and signed. */
+  body: Buffer;
+}
+
+export type AttemptResult =
+  | { outcome: 'succeeded'; statusCode: number; startedAt: Date; durationMs: number }
+  | { outcome: 'failed'; statusCode?: number; error: string; startedAt: Date; durationMs: number }
+  | { outcome: 'blocked'; error: string; startedAt: Date; durationMs: number };
+
+export interface SenderOptions {
+  vetter: HostVetter;
+  timeoutMs: number;
+  bodyLimitBytes: number;
+  /** Keep-alive connections per vetted address. */
+  connectionsPerTarget: number;
+  /** PEM bundle trusted in addition to the system roots. */
+  extraCa?: string | undefined;
+}
+
+interface PoolEntry {
+  pool: Pool;
+  lastUsed: number;
+}
+
+const idlePoolMs = 60_000;
+const maxPools = 2_000;
+
+/**
+ * Sends webhook attempts. Every attempt vets the endpoint's host again (DNS + SSRF guard), then
+ * connects to the vetted address itself: the connection's `lookup` returns that address, so no
+ * second resolution can be rebound, while TLS SNI, certificate checks and the Host header use the
+ * URL's host. Keep-alive pools are per (origin, vetted address); redirects are never followed
+ * (undici's Pool has no redirect handling); one deadline bounds the whole attempt; the response
+ * body is read up to a cap and discarded.
+ */
+export class WebhookSender {
+  private readonly pools = new Map<string, PoolEntry>();
+  private readonly sweeper: NodeJS.Timeout;
+  /** Built once: a per-connection `ca` option would parse the whole root store on every TLS connect. */
+  private readonly secureContext: tls.SecureContext | undefined;
+
+  constructor(private readonly options: SenderOptions) {
+    // The default store (bundled roots plus NODE_EXTRA_CA_CERTS) and the configured extra bundle.
+    this.secureContext = options.extraCa
+      ? tls.createSecureContext({ ca: [...tls.getCACertificates('default'), options.extraCa] })
+      : undefined;
+    this.sweeper = setInterval(() => this.sweep(), idlePoolMs / 2);
+    this.sweeper.unref();
+  }
+
+  async send(request: DeliveryRequest): Promise<AttemptResult> {
+    const startedAt = new Date();
+    const started = performance.now();
+    const elapsed = (): number => Math.round(performance.now() - started);
+    // One deadline for the whole attempt; cleared when done (AbortSignal.timeout would fire later anyway).
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), this.options.timeoutMs);
+    try {
+      return await this.attempt(request, startedAt, elapsed, deadline.signal);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async attempt(
+    request: DeliveryRequest,
+    startedAt: Date,
+    elapsed: () => number,
+    signal: AbortSignal,
+  ): Promise<AttemptResult> {
+    const vetting = await this.options.vetter.vet(request.url);
+    if (signal.aborted) {
+      return { outcome: 'failed', error: `timeout: DNS lookup did not complete within ${this.options.timeoutMs} ms`, startedAt, durationMs: elapsed() };
+    }
+    if (!vetting.ok) {
+      if (vetting.kind === 'blocked' || vetting.kind === 'invalid') {
+        return { outcome: 'blocked', error: vetting.reason, startedAt, durationMs: elapsed() };
+      }
+      return { outcome: 'failed', error: vetting.reason, startedAt, durationMs: elapsed() };
+    }
+    const { target } = vetting;
+    try {
+      const response = await this.poolFor(target).request({
+        method: 'POST',
+        path: `${target.url.pathname}${target.url.search}`,
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': userAgent,
+          'x-service-event': request.eventType,
+          'x-service-delivery': request.eventId,
+          'x-service-signature': signPayload(request.secret, request.body),
+        },
+        body: request.body,
+        signal,
+      });
+      await this.drain(response.body, signal);
+      const statusCode = response.statusCode;
+      if (statusCode >= 200 && statusCode < 300) return { outcome: 'succeeded', statusCode, startedAt, durationMs: elapsed() };
+      return { outcome: 'failed', statusCode, error: `HTTP ${statusCode}`, startedAt, durationMs: elapsed() };
+    } catch (error) {
+      return { outcome: 'failed', error: describeError(error, signal, this.options.timeoutMs), startedAt, durationMs: elapsed() };
+    }
+  }
+
+  /** Reads at most the cap, then drops the connection instead of reading a huge or endless body. */
+  private async drain(body: AsyncIterable<Buffer> & { destroy(error?: Error): unknown }, signal: AbortSignal): Promise<void> {
+    let read = 0;
+    for await (const chunk of body) {
+      read += chunk.length;
+      if (read > this.options.bodyLimitBytes) {
+        body.destroy();
+        return;
+      }
+      if (signal.aborted) {
+        body.destroy();
+        return;
+      }
+    }
+  }
+
+  private poolFor(target: VettedTarget): Pool {
+    const origin = target.url.origin;
+    const key = `${origin}|${target.address}`;
+    const existing = this.pools.get(key);
+    if (existing) {
+      existing.lastUsed = Date.now();
+      return existing.pool;
+    }
+    if (this.pools.size >= maxPools) this.evictOldest();
+    const { address, family } = target;
+    const pool = new Pool(origin, {
+      connections: this.options.connectionsPerTarget,
+      pipelining: 1,
+      keepAliveTimeout: 30_000,
+      keepAliveMaxTimeout: 60_000,
+      headersTimeout: this.options.timeoutMs,
+      bodyTimeout: this.options.timeoutMs,
+      connect: {
+        timeout: this.options.timeoutMs,
+        ...(this.secureContext ? { secureContext: this.secureContext } : {}),
+        // The vetted address, never a fresh DNS answer (DNS rebinding).
+        lookup: (_hostname: string, options: LookupOptions, callback: LookupCallback) => {
+          if (options.all) (callback as (error: null, addresses: LookupAddress[]) => void)(null, [{ address, family }]);
+          else (callback as (error: null, address: string, family: number) => void)(null, address, family);
+        },
+      },
+    });
+    this.pools.set(key, { pool, lastUsed: Date.now() });
+    return pool;
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const [key, entry] of this.pools) {
+      if (now - entry.lastUsed > idlePoolMs) {
+        this.pools.delete(key);
+        void entry.pool.close().catch(() => undefined);
+      }
+    }
+  }
+
+  private evictOldest(): void {
+    let oldest: [string, PoolEntry] | undefined;
+    for (const entry of this.pools) if (!oldest || entry[1].lastUsed < oldest[1].lastUsed) oldest = entry;
+    if (oldest) {
+      this.pools.delete(oldest[0]);
+      void oldest[1].pool.close().catch(() => undefined);
+    }
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    const pools = [...this.pools.values()];
+    this.pools.clear();
+    await Promise.all(pools.map(({ pool }) => pool.close().catch(() => pool.destroy())));
+  }
+}
+
+type LookupCallback =
+  | ((error: NodeJS.ErrnoException | null, address: string, family: number) => void)
+  | ((error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void);
+
+function describeError(error: unknown, signal: AbortSignal, timeoutMs: number): string {
+  if (signal.aborted || error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.BodyTimeoutError) {
+    return `timeout: no complete response within ${timeoutMs} ms`;
+  }
+  if (error instanceof undiciErrors.ConnectTimeoutError) return `timeout: connect did not complete within ${timeoutMs} ms`;
+  const { code, message } = error as NodeJS.ErrnoException;
+  const cause = (error as { cause?: NodeJS.ErrnoException }).cause;
+  const text = [code ?? cause?.code, message].filter(Boolean).join(': ');
+  return (text || 'request failed').slice(0, 500);
+}

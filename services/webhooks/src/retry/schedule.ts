@@ -1,0 +1,58 @@
+/**
+ * The retry schedule of the contract: 5 attempts in total; attempt n+1 is due a fixed delay after
+ * attempt n failed (5 min, 30 min, 2 h, 8 h by default). Each waiting attempt lives on its own Kafka
+ * delay topic, whose name stays the contract's whatever delays are configured (tests shorten them).
+ */
+export const maxAttempts = 5;
+
+/** Delay topics by the attempt they carry: attempt 2 waits on `webhooks.retry.5m`, … */
+export const retryTopics = ['webhooks.retry.5m', 'webhooks.retry.30m', 'webhooks.retry.2h', 'webhooks.retry.8h'] as const;
+export type RetryTopic = (typeof retryTopics)[number];
+
+/** Permanently failed deliveries (after the 5th failed attempt). */
+export const deadLetterTopic = 'webhooks.dead';
+/** Manual redeliveries (a new attempt chain, attempt 1 at once). */
+export const redeliveryTopic = 'webhooks.redeliver';
+/** Where task change events come from (owned by the tasks service). */
+export const taskEventsTopic = 'task-events.v1';
+
+const units: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** Parses `5m,30m,2h,8h` into milliseconds: exactly maxAttempts - 1 positive durations. */
+export function parseRetryDelays(value: string): number[] {
+  const parts = value.split(',').map((part) => part.trim()).filter((part) => part.length > 0);
+  if (parts.length !== maxAttempts - 1) {
+    throw new Error(`must list ${maxAttempts - 1} delays (before attempts 2..${maxAttempts}), e.g. 5m,30m,2h,8h`);
+  }
+  return parts.map((part) => {
+    const match = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(part);
+    if (!match) throw new Error(`"${part}" is not a duration such as 500ms, 30s, 5m, 2h`);
+    const ms = Math.round(Number(match[1]) * units[match[2]!]!);
+    if (ms <= 0) throw new Error(`"${part}" must be longer than 0`);
+    return ms;
+  });
+}
+
+export type NextStep =
+  | { kind: 'done' }
+  | { kind: 'retry'; attempt: number; topic: RetryTopic; dueAt: Date }
+  | { kind: 'dead' };
+
+/** What follows an attempt: nothing after a success, the next delay topic, or the dead-letter topic. */
+export function nextStep(attempt: number, succeeded: boolean, failedAt: Date, delaysMs: readonly number[]): NextStep {
+  if (!Number.isInteger(attempt) || attempt < 1 || attempt > maxAttempts) throw new RangeError(`attempt ${attempt} out of range`);
+  if (succeeded) return { kind: 'done' };
+  if (attempt === maxAttempts) return { kind: 'dead' };
+  return {
+    kind: 'retry',
+    attempt: attempt + 1,
+    topic: retryTopics[attempt - 1]!,
+    dueAt: new Date(failedAt.getTime() + delaysMs[attempt - 1]!),
+  };
+}
+
+/** The attempt number a delay topic carries. */
+export function attemptOfTopic(topic: string): number | undefined {
+  const index = (retryTopics as readonly string[]).indexOf(topic);
+  return index === -1 ? undefined : index + 2;
+}

@@ -1,0 +1,125 @@
+import { createKafka, createPool, type GrpcServiceRegistration, type Logger, type ReadinessCheck, type ShutdownStep } from '@tws/common';
+import { Partitioners } from 'kafkajs';
+import type { Registry } from 'prom-client';
+import type { WebhooksConfig } from './config.js';
+import { ScheduledAttemptHandler, TaskEventHandler } from './consumer/handlers.js';
+import { TrackedConsumer } from './consumer/runner.js';
+import { DeliveryStore } from './db/deliveries.js';
+import { EndpointStore } from './db/endpoints.js';
+import { RetentionJob } from './db/retention.js';
+import { HandoffProducer } from './delivery/handoff-producer.js';
+import { DeliveryPipeline } from './delivery/pipeline.js';
+import { createWebhookMetrics } from './metrics.js';
+import { HostVetter } from './net/host-vetting.js';
+import { WebhookSender } from './net/sender.js';
+import { redeliveryTopic, retryTopics, taskEventsTopic } from './retry/schedule.js';
+import { webhooksService } from './server.js';
+import { SecretBox } from './signing/secret-box.js';
+
+export interface WebhooksRuntime {
+  grpc: GrpcServiceRegistration[];
+  readiness: ReadinessCheck[];
+  /** Connects the producer and starts both consumers. */
+  start(): Promise<void>;
+  workers: ShutdownStep[];
+  resources: ShutdownStep[];
+}
+
+/** Consumer groups: one for fresh events, one for scheduled attempts (delays and redeliveries). */
+export const consumerGroups = { events: 'webhooks.deliveries', scheduled: 'webhooks.scheduled-attempts' } as const;
+
+/** Wires the webhooks service from its configuration; main.ts runs it under serveBackend. */
+export function buildWebhooksRuntime(config: WebhooksConfig, logger: Logger, registry: Registry): WebhooksRuntime {
+  const pool = createPool({ url: config.DATABASE_URL, schema: 'webhooks', applicationName: 'webhooks', max: config.DATABASE_POOL_SIZE });
+  const kafka = createKafka({ clientId: config.KAFKA_CLIENT_ID, brokers: config.KAFKA_BROKERS, logger });
+  const admin = kafka.admin();
+  // Keys are delivery ids: any partition spreads them; the default (murmur2) partitioner, chosen explicitly.
+  const producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
+  const handoff = new HandoffProducer(producer);
+  const metrics = createWebhookMetrics(registry);
+  const secrets = new SecretBox(config.WEBHOOK_SECRET_ENCRYPTION_KEY);
+  const vetter = new HostVetter({
+    allowList: config.WEBHOOK_ALLOWED_CIDRS,
+    dnsServers: config.WEBHOOK_DNS_SERVERS,
+    maxCacheTtlSeconds: config.WEBHOOK_DNS_CACHE_MAX_TTL_SECONDS,
+  });
+  const sender = new WebhookSender({
+    vetter,
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    bodyLimitBytes: config.WEBHOOK_RESPONSE_BODY_LIMIT_BYTES,
+    connectionsPerTarget: config.WEBHOOK_ENDPOINT_CONCURRENCY,
+    extraCa: config.WEBHOOK_EXTRA_CA_FILE,
+  });
+  const endpoints = new EndpointStore(pool);
+  const deliveries = new DeliveryStore(pool);
+  const shutdown = new AbortController();
+  const pipeline = new DeliveryPipeline({
+    store: deliveries,
+    sender,
+    secrets,
+    producer: handoff,
+    metrics,
+    logger,
+    retryDelaysMs: config.WEBHOOK_RETRY_DELAYS,
+    concurrency: config.WEBHOOK_DELIVERY_CONCURRENCY,
+    endpointConcurrency: config.WEBHOOK_ENDPOINT_CONCURRENCY,
+    signal: shutdown.signal,
+  });
+  const handlerDeps = { store: deliveries, pipeline, metrics, logger, maxPending: config.WEBHOOK_MAX_PENDING_DELIVERIES, signal: shutdown.signal };
+  const eventsConsumer = new TrackedConsumer({
+    kafka,
+    groupId: consumerGroups.events,
+    topics: [taskEventsTopic],
+    handler: new TaskEventHandler(handlerDeps),
+    logger: logger.child({ consumer: consumerGroups.events }),
+    metrics,
+  });
+  const scheduledConsumer = new TrackedConsumer({
+    kafka,
+    groupId: consumerGroups.scheduled,
+    topics: [...retryTopics, redeliveryTopic],
+    handler: new ScheduledAttemptHandler(handlerDeps),
+    logger: logger.child({ consumer: consumerGroups.scheduled }),
+    metrics,
+    partitionsConsumedConcurrently: 10,
+  });
+  const retention = new RetentionJob(pool, config.WEBHOOK_LOG_RETENTION_DAYS, logger);
+  // In-flight attempts get their full time-out plus time to record and hand off.
+  const drainMs = config.WEBHOOK_TIMEOUT_MS + 3_000;
+
+  return {
+    grpc: [webhooksService({ endpoints, deliveries, vetter, secrets, producer: handoff, metrics, registry, logger })],
+    readiness: [
+      { name: 'postgres', check: async () => void (await pool.query('SELECT 1')) },
+      {
+        name: 'kafka',
+        check: async () => {
+          await admin.connect();
+          await admin.describeCluster();
+        },
+      },
+    ],
+    async start() {
+      await producer.connect();
+      await eventsConsumer.start();
+      await scheduledConsumer.start();
+      retention.start();
+    },
+    workers: [
+      {
+        name: 'stop consumers (finish in-flight deliveries, commit)',
+        run: async () => {
+          await Promise.all([eventsConsumer.stop(drainMs), scheduledConsumer.stop(drainMs)]);
+          shutdown.abort();
+        },
+      },
+      { name: 'delivery log retention', run: () => retention.stop() },
+      { name: 'kafka producer', run: () => producer.disconnect() },
+      { name: 'webhook connection pools', run: () => sender.close() },
+    ],
+    resources: [
+      { name: 'kafka admin', run: () => admin.disconnect() },
+      { name: 'postgres pool', run: () => pool.end() },
+    ],
+  };
+}

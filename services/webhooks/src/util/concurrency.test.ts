@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { KeyedSerializer, MicroBatcher, Semaphore } from './concurrency.js';
+
+const tick = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('Semaphore', () => {
+  it('admits at most the limit, first come first served', async () => {
+    const semaphore = new Semaphore(2);
+    const order: number[] = [];
+    let running = 0;
+    let peak = 0;
+    await Promise.all(
+      [1, 2, 3, 4, 5].map((n) =>
+        semaphore.run(async () => {
+          running += 1;
+          peak = Math.max(peak, running);
+          order.push(n);
+          await tick(5);
+          running -= 1;
+        }),
+      ),
+    );
+    expect(peak).toBe(2);
+    expect(order).toEqual([1, 2, 3, 4, 5]);
+  });
+});
+
+describe('KeyedSerializer', () => {
+  it('runs work of one key in submission order, other keys alongside, and survives failures', async () => {
+    const serializer = new KeyedSerializer();
+    const log: string[] = [];
+    const work = (name: string, ms: number, fail = false) => async () => {
+      log.push(`start ${name}`);
+      await tick(ms);
+      log.push(`end ${name}`);
+      if (fail) throw new Error(name);
+    };
+    const a1 = serializer.run('a', work('a1', 20, true));
+    const a2 = serializer.run('a', work('a2', 1));
+    const b1 = serializer.run('b', work('b1', 1));
+    await expect(a1).rejects.toThrow('a1');
+    await Promise.all([a2, b1]);
+    expect(log.indexOf('end a1')).toBeLessThan(log.indexOf('start a2'));
+    expect(log.indexOf('end b1')).toBeLessThan(log.indexOf('end a1'));
+    expect(serializer.size).toBe(0);
+  });
+});
+
+describe('MicroBatcher', () => {
+  it('batches items and hands each caller its result; caps concurrent flushes', async () => {
+    const batches: number[][] = [];
+    let concurrent = 0;
+    let peak = 0;
+    const batcher = new MicroBatcher<number, number>(
+      async (items) => {
+        concurrent += 1;
+        peak = Math.max(peak, concurrent);
+        batches.push(items);
+        await tick(10);
+        concurrent -= 1;
+        return items.map((item) => item * 2);
+      },
+      { maxItems: 3, maxDelayMs: 2, maxConcurrentFlushes: 1 },
+    );
+    const results = await Promise.all([1, 2, 3, 4, 5, 6, 7].map((n) => batcher.add(n)));
+    expect(results).toEqual([2, 4, 6, 8, 10, 12, 14]);
+    expect(peak).toBe(1);
+    expect(batches.flat()).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(batches.every((batch) => batch.length <= 3)).toBe(true);
+  });
+
+  it('rejects every caller of a failed flush', async () => {
+    const batcher = new MicroBatcher<number, number>(async () => Promise.reject(new Error('db down')), { maxItems: 10, maxDelayMs: 1 });
+    await expect(Promise.all([batcher.add(1), batcher.add(2)])).rejects.toThrow('db down');
+  });
+});
