@@ -128,7 +128,7 @@ const webhookRoutes: FastifyPluginAsyncZod = async (app) => {
         summary: 'Send a delivery again: a new attempt chain (up to 5 attempts) with the same event id',
         description: `${apiKeyOnly.description} Attempt 1 is made at once; the new delivery appears first in the delivery log.`,
         params: DeliveryParams,
-        response: { 202: Delivery.describe('The new delivery (pending)'), ...errorResponses(401, 403, 404, 429) },
+        response: { 202: Delivery.describe('The new delivery (pending)'), ...errorResponses(400, 401, 403, 404, 429) },
       },
     },
     async (request, reply) => {

@@ -1,0 +1,227 @@
+{{/*
+Environment of each service, as read by services/<name>/src/config.ts (the only place each reads
+process.env). Secrets come from the operator's existing Secrets by secretKeyRef, never as values.
+Called with (dict "root" $ "component" "<name>"); also used by the migration Job, whose
+`dist/migrate.js` reads the same variables.
+*/}}
+
+{{- define "task-workspace.env" -}}
+{{- $root := .root }}
+{{- $component := .component }}
+{{- $values := index $root.Values $component -}}
+- name: LOG_LEVEL
+  value: {{ $values.logLevel | quote }}
+- name: HOST
+  value: "0.0.0.0"
+{{- if eq $component "gateway" }}
+- name: PORT
+  value: {{ $values.containerPort | quote }}
+- name: BODY_LIMIT_BYTES
+  value: {{ $values.bodyLimitBytes | int64 | quote }}
+- name: TRUST_PROXY
+  value: {{ $values.trustProxy | quote }}
+- name: GRPC_DEADLINE_MS
+  value: {{ $values.grpcDeadlineMs | int64 | quote }}
+{{- $publicBaseUrl := $values.publicBaseUrl }}
+{{- if and (not $publicBaseUrl) $root.Values.ingress.enabled $root.Values.ingress.hostname }}
+{{- $publicBaseUrl = printf "%s://%s" (ternary "https" "http" $root.Values.ingress.tls) $root.Values.ingress.hostname }}
+{{- end }}
+{{- with $publicBaseUrl }}
+- name: PUBLIC_BASE_URL
+  value: {{ . | quote }}
+{{- end }}
+- name: RATE_LIMIT_PER_SECOND
+  value: {{ $values.rateLimit.perSecond | toString | quote }}
+- name: RATE_LIMIT_BURST
+  value: {{ $values.rateLimit.burst | int64 | quote }}
+- name: AUTH_FAILURES_PER_MINUTE
+  value: {{ $values.rateLimit.authFailuresPerMinute | int64 | quote }}
+- name: AUTH_API_KEY_CACHE_TTL_MS
+  value: {{ $values.authCache.apiKeyTtlMs | int64 | quote }}
+- name: AUTH_MEMBERSHIP_CACHE_TTL_MS
+  value: {{ $values.authCache.membershipTtlMs | int64 | quote }}
+{{- range $backend := splitList " " (include "task-workspace.backends" $root) }}
+- name: {{ upper $backend }}_GRPC_TARGET
+  value: {{ include "task-workspace.grpcTarget" (dict "root" $root "component" $backend) | quote }}
+{{- end }}
+{{- with include "task-workspace.env.jwt" $root }}
+{{- . | nindent 0 }}
+{{- end }}
+{{- else }}
+- name: GRPC_PORT
+  value: {{ $values.grpcPort | quote }}
+- name: OPS_PORT
+  value: {{ $values.opsPort | quote }}
+- name: DATABASE_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "task-workspace.postgresSecret" $root }}
+      key: {{ default $root.Values.postgres.urlKey (index $root.Values.postgres.serviceUrlKeys $component) }}
+- name: DATABASE_POOL_SIZE
+  value: {{ $values.databasePoolSize | quote }}
+{{- end }}
+{{- if has $component (list "tasks" "webhooks") }}
+- name: KAFKA_CLIENT_ID
+  value: {{ $values.kafkaClientId | quote }}
+{{- include "task-workspace.env.kafka" $root | nindent 0 }}
+{{- end }}
+{{- if eq $component "tasks" }}
+- name: OUTBOX_BATCH_SIZE
+  value: {{ $values.outbox.batchSize | int64 | quote }}
+- name: OUTBOX_POLL_INTERVAL_MS
+  value: {{ $values.outbox.pollIntervalMs | int64 | quote }}
+- name: OUTBOX_STANDBY_RETRY_MS
+  value: {{ $values.outbox.standbyRetryMs | int64 | quote }}
+- name: OUTBOX_MAX_BACKOFF_MS
+  value: {{ $values.outbox.maxBackoffMs | int64 | quote }}
+- name: OUTBOX_RETENTION_MS
+  value: {{ $values.outbox.retentionMs | int64 | quote }}
+{{- end }}
+{{- if eq $component "attachments" }}
+- name: TASKS_GRPC_TARGET
+  value: {{ include "task-workspace.grpcTarget" (dict "root" $root "component" "tasks") | quote }}
+- name: GRPC_DEADLINE_MS
+  value: {{ $values.grpcDeadlineMs | int64 | quote }}
+- name: DOWNLOAD_URL_TTL_SECONDS
+  value: {{ $values.downloadUrlTtlSeconds | int64 | quote }}
+- name: SWEEP_INTERVAL_MS
+  value: {{ $values.sweeper.intervalMs | int64 | quote }}
+- name: SWEEP_BATCH_SIZE
+  value: {{ $values.sweeper.batchSize | int64 | quote }}
+- name: UPLOAD_GRACE_MS
+  value: {{ $values.sweeper.uploadGraceMs | int64 | quote }}
+{{- include "task-workspace.env.s3" $root | nindent 0 }}
+{{- end }}
+{{- if eq $component "webhooks" }}
+- name: WEBHOOK_SECRET_ENCRYPTION_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "task-workspace.webhooksSecret" $root }}
+      key: {{ $root.Values.webhookSecrets.encryptionKeyKey }}
+- name: KAFKA_TOPIC_PARTITIONS
+  value: {{ $root.Values.kafka.topicPartitions | int64 | quote }}
+- name: WEBHOOK_RETRY_DELAYS
+  value: {{ $values.delivery.retryDelays | quote }}
+- name: WEBHOOK_TIMEOUT_MS
+  value: {{ $values.delivery.timeoutMs | int64 | quote }}
+- name: WEBHOOK_RESPONSE_BODY_LIMIT_BYTES
+  value: {{ $values.delivery.responseBodyLimitBytes | int64 | quote }}
+- name: WEBHOOK_DELIVERY_CONCURRENCY
+  value: {{ $values.delivery.concurrency | int64 | quote }}
+- name: WEBHOOK_ENDPOINT_CONCURRENCY
+  value: {{ $values.delivery.endpointConcurrency | int64 | quote }}
+- name: WEBHOOK_MAX_PENDING_DELIVERIES
+  value: {{ $values.delivery.maxPendingDeliveries | int64 | quote }}
+- name: WEBHOOK_DNS_CACHE_MAX_TTL_SECONDS
+  value: {{ $values.dnsCacheMaxTtlSeconds | int64 | quote }}
+- name: WEBHOOK_LOG_RETENTION_DAYS
+  value: {{ $values.logRetentionDays | int64 | quote }}
+{{- end }}
+{{- with $values.extraEnv }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{- define "task-workspace.env.kafka" -}}
+- name: KAFKA_BROKERS
+  value: {{ join "," .Values.kafka.brokers | quote }}
+{{- if .Values.kafka.tls.enabled }}
+- name: KAFKA_SSL
+  value: "true"
+{{- if .Values.kafka.tls.existingSecret }}
+- name: KAFKA_SSL_CA_FILE
+  value: /etc/task-workspace/kafka-ca/{{ .Values.kafka.tls.caKey }}
+{{- end }}
+{{- end }}
+{{- if .Values.kafka.sasl.enabled }}
+- name: KAFKA_SASL_MECHANISM
+  value: {{ .Values.kafka.sasl.mechanism | quote }}
+- name: KAFKA_SASL_USERNAME
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "task-workspace.kafkaSaslSecret" . }}
+      key: {{ .Values.kafka.sasl.usernameKey }}
+- name: KAFKA_SASL_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "task-workspace.kafkaSaslSecret" . }}
+      key: {{ .Values.kafka.sasl.passwordKey }}
+{{- end }}
+{{- end }}
+
+{{- define "task-workspace.env.s3" -}}
+- name: S3_ENDPOINT
+  value: {{ .Values.s3.endpoint | quote }}
+- name: S3_PUBLIC_ENDPOINT
+  value: {{ default .Values.s3.endpoint .Values.s3.publicEndpoint | quote }}
+- name: S3_REGION
+  value: {{ .Values.s3.region | quote }}
+- name: S3_BUCKET
+  value: {{ .Values.s3.bucket | quote }}
+- name: S3_ACCESS_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "task-workspace.s3Secret" . }}
+      key: {{ .Values.s3.accessKeyKey }}
+- name: S3_SECRET_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "task-workspace.s3Secret" . }}
+      key: {{ .Values.s3.secretKeyKey }}
+{{- end }}
+
+{{- define "task-workspace.env.jwt" -}}
+{{- if .Values.auth.jwt.enabled -}}
+- name: AUTH_JWT_ISSUER
+  value: {{ .Values.auth.jwt.issuer | quote }}
+- name: AUTH_JWT_AUDIENCE
+  value: {{ .Values.auth.jwt.audience | quote }}
+- name: AUTH_JWT_ALGORITHMS
+  value: {{ .Values.auth.jwt.algorithms | quote }}
+- name: AUTH_JWT_CLOCK_TOLERANCE_SECONDS
+  value: {{ .Values.auth.jwt.clockToleranceSeconds | int64 | quote }}
+{{- if .Values.auth.jwt.jwksUrl }}
+- name: AUTH_JWT_JWKS_URL
+  value: {{ .Values.auth.jwt.jwksUrl | quote }}
+{{- else }}
+- name: AUTH_JWT_PUBLIC_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Values.auth.jwt.publicKeySecret }}
+      key: {{ .Values.auth.jwt.publicKeyKey }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Volumes of a component's pod: the writable /tmp, the Kafka CA bundle, extra ones. */}}
+{{- define "task-workspace.volumes" -}}
+{{- $values := index .root.Values .component -}}
+- name: tmp
+  emptyDir:
+    sizeLimit: {{ .root.Values.tmpVolumeSizeLimit }}
+{{- if and (has .component (list "tasks" "webhooks")) .root.Values.kafka.tls.enabled .root.Values.kafka.tls.existingSecret }}
+- name: kafka-ca
+  secret:
+    secretName: {{ .root.Values.kafka.tls.existingSecret }}
+    items:
+      - key: {{ .root.Values.kafka.tls.caKey }}
+        path: {{ .root.Values.kafka.tls.caKey }}
+{{- end }}
+{{- with $values.extraVolumes }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{- define "task-workspace.volumeMounts" -}}
+{{- $values := index .root.Values .component -}}
+- name: tmp
+  mountPath: /tmp
+{{- if and (has .component (list "tasks" "webhooks")) .root.Values.kafka.tls.enabled .root.Values.kafka.tls.existingSecret }}
+- name: kafka-ca
+  mountPath: /etc/task-workspace/kafka-ca
+  readOnly: true
+{{- end }}
+{{- with $values.extraVolumeMounts }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}

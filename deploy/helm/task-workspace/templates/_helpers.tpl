@@ -1,0 +1,148 @@
+{{/*
+Names, labels and small shared pieces, after the `helm create` helpers. Every helper is namespaced
+with the chart name. Components: gateway, tasks, attachments, webhooks (and migrations).
+*/}}
+
+{{/* The chart name. */}}
+{{- define "task-workspace.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+The release's full name, prefix of every resource name. Truncated so that
+`<fullname>-attachments-headless` (22 more characters) stays within 63.
+*/}}
+{{- define "task-workspace.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 41 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 41 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 41 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Chart name and version, for the helm.sh/chart label. */}}
+{{- define "task-workspace.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Name of a component's resources: (dict "root" $ "component" "tasks"). */}}
+{{- define "task-workspace.componentName" -}}
+{{- printf "%s-%s" (include "task-workspace.fullname" .root) .component }}
+{{- end }}
+
+{{/* Labels of every resource. */}}
+{{- define "task-workspace.labels" -}}
+helm.sh/chart: {{ include "task-workspace.chart" . }}
+app.kubernetes.io/name: {{ include "task-workspace.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: task-workspace
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* Labels of a component's resources: (dict "root" $ "component" "tasks"). */}}
+{{- define "task-workspace.componentLabels" -}}
+{{ include "task-workspace.labels" .root }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{/* Selector labels of a component's pods (never change: Deployment selectors are immutable). */}}
+{{- define "task-workspace.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "task-workspace.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{/*
+metadata.annotations from commonAnnotations plus extra ones: (dict "root" $ "extra" map); nothing
+when both are empty. Use as `{{- with include "task-workspace.annotations" (…) }}{{ . | nindent 2 }}{{ end }}`.
+*/}}
+{{- define "task-workspace.annotations" -}}
+{{- $all := merge (dict) (.extra | default (dict)) (.root.Values.commonAnnotations | default (dict)) -}}
+{{- with $all -}}
+annotations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{/* The ServiceAccount the pods run as. */}}
+{{- define "task-workspace.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "task-workspace.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* A component's image reference: (dict "root" $ "component" "tasks"). */}}
+{{- define "task-workspace.image" -}}
+{{- $values := index .root.Values .component }}
+{{- $registry := .root.Values.image.registry }}
+{{- $repository := $values.image.repository }}
+{{- $ref := ternary $repository (printf "%s/%s" $registry $repository) (empty $registry) }}
+{{- if $values.image.digest }}
+{{- printf "%s@%s" $ref $values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" $ref (toString (default (default .root.Chart.AppVersion .root.Values.image.tag) $values.image.tag)) }}
+{{- end }}
+{{- end }}
+
+{{/* The headless Service a backend's callers resolve (every ready pod's address). */}}
+{{- define "task-workspace.headlessName" -}}
+{{- printf "%s-headless" (include "task-workspace.componentName" .) }}
+{{- end }}
+
+{{/*
+gRPC target of a backend for its callers: DNS of the headless Service, which gRPC balances
+round-robin over every ready replica (the client sets the round_robin policy).
+*/}}
+{{- define "task-workspace.grpcTarget" -}}
+{{- $values := index .root.Values .component }}
+{{- printf "dns:///%s.%s.svc.%s:%d" (include "task-workspace.headlessName" .) .root.Release.Namespace .root.Values.clusterDomain (int $values.grpcPort) }}
+{{- end }}
+
+{{/* Names of the Secrets the chart references (created by the operator, never by the chart). */}}
+{{- define "task-workspace.postgresSecret" -}}
+{{- default (printf "%s-postgres" (include "task-workspace.fullname" .)) .Values.postgres.existingSecret }}
+{{- end }}
+
+{{- define "task-workspace.s3Secret" -}}
+{{- default (printf "%s-s3" (include "task-workspace.fullname" .)) .Values.s3.existingSecret }}
+{{- end }}
+
+{{- define "task-workspace.kafkaSaslSecret" -}}
+{{- default (printf "%s-kafka" (include "task-workspace.fullname" .)) .Values.kafka.sasl.existingSecret }}
+{{- end }}
+
+{{- define "task-workspace.webhooksSecret" -}}
+{{- default (printf "%s-webhooks" (include "task-workspace.fullname" .)) .Values.webhookSecrets.existingSecret }}
+{{- end }}
+
+{{/* Names of the backend components. */}}
+{{- define "task-workspace.backends" -}}
+tasks attachments webhooks
+{{- end }}
+
+{{/* Fails the render on contradictory values, with a message naming them. */}}
+{{- define "task-workspace.validateValues" -}}
+{{- if and .Values.auth.jwt.enabled (not .Values.auth.jwt.jwksUrl) (not .Values.auth.jwt.publicKeySecret) }}
+{{- fail "auth.jwt.enabled needs auth.jwt.jwksUrl or auth.jwt.publicKeySecret" }}
+{{- end }}
+{{- if and .Values.auth.jwt.enabled .Values.auth.jwt.jwksUrl .Values.auth.jwt.publicKeySecret }}
+{{- fail "set only one of auth.jwt.jwksUrl and auth.jwt.publicKeySecret" }}
+{{- end }}
+{{- if and .Values.auth.jwt.enabled (not .Values.auth.jwt.issuer) }}
+{{- fail "auth.jwt.enabled needs auth.jwt.issuer (the iss claim every token must carry)" }}
+{{- end }}
+{{- if and .Values.ingress.enabled .Values.ingress.tls (not .Values.ingress.hostname) }}
+{{- fail "ingress.tls needs ingress.hostname" }}
+{{- end }}
+{{- end }}

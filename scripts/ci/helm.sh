@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# CI stage: the Helm chart, the Prometheus alerts and the Grafana dashboard, validated offline.
+#
+#   1. tools, pinned and cached in ~/.cache/task-workspace: helm (go install), kubernetes-validate
+#      (PyPI, in a virtualenv), promtool (Debian's prometheus package, scripts/ci/ensure-promtool.sh);
+#   2. values.yaml documented, typed in values.schema.json and listed in the chart README;
+#   3. helm lint --strict, and helm template with the defaults and every ci/*-values.yaml file;
+#      values the schema or the templates must reject are rejected;
+#   4. every rendered manifest checked against the Kubernetes $KUBERNETES_VERSION API types, strictly
+#      (unknown fields fail), plus the chart's own security rules, and the containers' environment
+#      against the variables services/*/src/config.ts read (the services grow: the chart must follow);
+#   5. the PrometheusRule as rendered, deploy/prometheus/alerts.yaml (check + unit tests) and every
+#      dashboard query parsed by promtool; each alert has a runbook.
+#
+# Exits non-zero on the first failure. Rendered manifests stay in $TWS_CACHE_DIR/helm-ci/ to look at.
+set -euo pipefail
+# shellcheck source=scripts/ci/lib.sh
+source "$(dirname "$0")/lib.sh"
+cd "$REPO_ROOT"
+
+CHART=deploy/helm/task-workspace
+OUT="$TWS_CACHE_DIR/helm-ci"
+rm -rf "$OUT" && mkdir -p "$OUT"
+
+step "tools: helm $HELM_VERSION, kubernetes-validate, promtool"
+ensure_helm
+ensure_venv
+bash scripts/ci/ensure-promtool.sh
+PY="$VENV/bin/python"
+
+step "chart values: documented in values.yaml, typed in values.schema.json, listed in README.md"
+"$PY" deploy/helm/tools/values_doc.py "$CHART"
+
+step "alerts: the chart's copy is deploy/prometheus/alerts.yaml"
+cmp -s deploy/prometheus/alerts.yaml "$CHART/files/alerts.yaml" ||
+  fail "$CHART/files/alerts.yaml differs from deploy/prometheus/alerts.yaml: cp deploy/prometheus/alerts.yaml $CHART/files/alerts.yaml"
+
+values_files=("$CHART"/ci/*-values.yaml)
+
+step "helm lint --strict (defaults, ${values_files[*]##*/})"
+"$HELM" lint "$CHART" --strict --kube-version "$KUBERNETES_VERSION" --quiet
+for values in "${values_files[@]}"; do
+  "$HELM" lint "$CHART" --strict --kube-version "$KUBERNETES_VERSION" --quiet -f "$values"
+done
+
+step "helm template (defaults, ${values_files[*]##*/})"
+render() { # name, extra helm args...
+  local name=$1
+  shift
+  "$HELM" template task-workspace "$CHART" --namespace task-workspace --kube-version "$KUBERNETES_VERSION" "$@" >"$OUT/$name.yaml"
+  printf '    rendered %s (%s lines)\n' "$OUT/$name.yaml" "$(wc -l <"$OUT/$name.yaml")"
+}
+render defaults
+for values in "${values_files[@]}"; do
+  name=$(basename "$values" .yaml)
+  render "$name" -f "$values"
+done
+
+step "helm template rejects invalid values"
+expect_rejected() { # reason, helm args...
+  local reason=$1
+  shift
+  if "$HELM" template task-workspace "$CHART" --kube-version "$KUBERNETES_VERSION" "$@" >/dev/null 2>"$OUT/rejected.err"; then
+    fail "helm template accepted $*, which must fail ($reason)"
+  fi
+  printf '    rejected (%s): %s\n' "$reason" "$(grep -v -e '^$' -e "don't meet the specifications" -e '^task-workspace:$' "$OUT/rejected.err" | head -1 | cut -c1-150)"
+}
+expect_rejected "schema: wrong type" --set gateway.replicaCount=two
+expect_rejected "schema: unknown key" --set gateway.replicas=2
+expect_rejected "schema: enum" --set tasks.logLevel=verbose
+expect_rejected "schema: digest format" --set webhooks.image.digest=latest
+expect_rejected "JWT without a key source" --set auth.jwt.enabled=true --set auth.jwt.issuer=https://idp.example.com/
+
+step "kinds and security rules of the rendered manifests"
+"$PY" deploy/helm/tools/ci_checks.py kinds "$OUT/defaults.yaml" Deployment=4 Service=7 PodDisruptionBudget=4 \
+  HorizontalPodAutoscaler=4 NetworkPolicy=4 Job=1 ServiceAccount=1 Ingress=0 ServiceMonitor=0 PrometheusRule=0
+"$PY" deploy/helm/tools/ci_checks.py kinds "$OUT/production-values.yaml" Deployment=4 Service=7 Ingress=1 \
+  NetworkPolicy=4 HorizontalPodAutoscaler=4 Job=1 ServiceMonitor=1 PrometheusRule=1
+"$PY" deploy/helm/tools/ci_checks.py kinds "$OUT/options-values.yaml" Deployment=4 HorizontalPodAutoscaler=0 \
+  NetworkPolicy=0 PodDisruptionBudget=3 ServiceAccount=0 Ingress=1
+for rendered in "$OUT"/*.yaml; do
+  "$PY" deploy/helm/tools/ci_checks.py security "$rendered"
+done
+
+step "environment: the chart sets what services/*/src/config.ts (and migrate.ts) read, and nothing else"
+"$PY" deploy/helm/tools/ci_checks.py env "$OUT"/*.yaml
+
+step "kubernetes-validate --strict against Kubernetes $KUBERNETES_VERSION"
+for rendered in "$OUT"/*.yaml; do
+  # Each object is checked against the API types; CRDs (ServiceMonitor, PrometheusRule) have no
+  # schema there and are reported as skipped: the PrometheusRule is checked by promtool below.
+  "$VENV/bin/kubernetes-validate" --strict --kubernetes-version "$KUBERNETES_VERSION" --quiet "$rendered" ||
+    fail "$rendered does not validate against Kubernetes $KUBERNETES_VERSION (strict)"
+  printf '    %s: %s objects valid\n' "$(basename "$rendered")" "$(grep -c '^kind: ' "$rendered")"
+done
+
+step "promtool: alerts (rules file, unit tests, PrometheusRule as rendered), dashboard queries, runbooks"
+promtool check rules deploy/prometheus/alerts.yaml
+promtool test rules deploy/prometheus/alerts.test.yaml
+for name in production-values options-values; do
+  "$PY" deploy/helm/tools/ci_checks.py prometheusrule "$OUT/$name.yaml" "$OUT/$name.rules.yaml"
+  promtool check rules "$OUT/$name.rules.yaml"
+done
+grep -q 'runbook_url: https://git.example.com/platform/task-workspace/-/blob/main/docs/runbooks.md#' "$OUT/production-values.rules.yaml" ||
+  fail "the rendered PrometheusRule does not use metrics.prometheusRule.runbookBaseUrl"
+grep -q 'TaskWorkspaceWebhookDeadDeliveries' "$OUT/options-values.rules.yaml" &&
+  fail "metrics.prometheusRule.disabledAlerts did not leave TaskWorkspaceWebhookDeadDeliveries out"
+"$PY" deploy/helm/tools/ci_checks.py dashboard-rules deploy/grafana/task-workspace.json "$OUT/dashboard.rules.yaml"
+promtool check rules "$OUT/dashboard.rules.yaml"
+"$PY" deploy/helm/tools/ci_checks.py runbooks deploy/prometheus/alerts.yaml docs/runbooks.md
+
+finish "scripts/ci/helm.sh"
