@@ -143,8 +143,8 @@ EXTRA_ENV_ONLY = {
     "WEBHOOK_DNS_SERVERS": "tests point it at a fake DNS server; in a cluster the system resolver is right",
     "WEBHOOK_EXTRA_CA_FILE": "extra CAs for endpoints (tests); mount a file with extraVolumes if ever needed",
 }
-# Variables the chart sets for settings the services do not read yet (reported, not failed).
-AWAITING_SERVICE_SUPPORT = {
+# Variables the chart sets only when the feature behind them is enabled (the services default them).
+SET_WHEN_ENABLED = {
     "KAFKA_SSL": "kafka.tls.enabled",
     "KAFKA_SSL_CA_FILE": "kafka.tls.existingSecret",
     "KAFKA_SASL_MECHANISM": "kafka.sasl.enabled",
@@ -176,20 +176,15 @@ def env(*rendered: str) -> list[str]:
                     name = container["name"]
                     key = (name.removeprefix("migrate-"), "migrate" if name.startswith("migrate-") else "main")
                     chart_sets.setdefault(key, set()).update(e["name"] for e in container.get("env", []))
-    problems, awaiting = [], set()
+    problems = []
     for (service, entry), set_by_chart in sorted(chart_sets.items()):
         read = read_variables(service, entry)
         where = f"services/{service}/src/{'config' if entry == 'main' else 'migrate'}.ts"
-        for variable in sorted(read - set_by_chart - set(EXTRA_ENV_ONLY)):
+        for variable in sorted(read - set_by_chart - set(EXTRA_ENV_ONLY) - set(SET_WHEN_ENABLED)):
             problems.append(f"{where} reads {variable} but the chart never sets it for {service} ({'deployment' if entry == 'main' else 'migration'}): add a value")
         if entry == "main":
             for variable in sorted(set_by_chart - read - RUNTIME_VARIABLES):
-                if variable in AWAITING_SERVICE_SUPPORT:
-                    awaiting.add(variable)
-                else:
-                    problems.append(f"the chart sets {variable} for {service} but {where} does not read it")
-    for variable in sorted(awaiting):
-        print(f"    WARNING: the chart sets {variable} ({AWAITING_SERVICE_SUPPORT[variable]}) but no service reads it yet")
+                problems.append(f"the chart sets {variable} for {service} but {where} does not read it")
     if not problems:
         print(f"    every variable the services read is set by the chart ({len(chart_sets)} containers), except extraEnv-only: {', '.join(sorted(EXTRA_ENV_ONLY))}")
     return problems

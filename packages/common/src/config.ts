@@ -23,6 +23,13 @@ export function parseConfig<Shape extends z.ZodRawShape>(
   throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
 }
 
+/** Unset and blank both mean "not configured". */
+const optionalText = () =>
+  z
+    .string()
+    .optional()
+    .transform((value) => (value === undefined || value.trim() === '' ? undefined : value));
+
 /** Reusable environment variable parsers. */
 export const env = {
   host: (fallback = '0.0.0.0') => z.string().min(1).default(fallback),
@@ -37,7 +44,26 @@ export const env = {
       .string()
       .transform((value) => value.split(',').map((item) => item.trim()).filter((item) => item.length > 0)),
   bool: (fallback: boolean) => z.stringbool().default(fallback),
+  optionalText,
+  saslMechanism: () =>
+    optionalText().pipe(z.enum(['plain', 'scram-sha-256', 'scram-sha-512']).optional()),
   durationMs: (fallback: number) => z.coerce.number().int().nonnegative().default(fallback),
   /** A gRPC target: `host:port`, `dns:///service:port`, or `ipv4:a:port,b:port`. */
   grpcTarget: (fallback: string) => z.string().regex(/^\S+$/, 'must be a gRPC target such as host:port').default(fallback),
 };
+
+/**
+ * Cross-field rule of the Kafka security variables: a SASL mechanism needs its credentials.
+ * Call after parseConfig; throws a ConfigError naming the variables.
+ */
+export function checkKafkaSasl(config: {
+  KAFKA_SASL_MECHANISM?: string | undefined;
+  KAFKA_SASL_USERNAME?: string | undefined;
+  KAFKA_SASL_PASSWORD?: string | undefined;
+}): void {
+  if (!config.KAFKA_SASL_MECHANISM) return;
+  const missing = (['KAFKA_SASL_USERNAME', 'KAFKA_SASL_PASSWORD'] as const).filter((name) => !config[name]);
+  if (missing.length > 0) {
+    throw new ConfigError(`Invalid configuration: ${missing.map((name) => `${name}: is required with KAFKA_SASL_MECHANISM`).join('; ')}`);
+  }
+}

@@ -1,4 +1,5 @@
-import { Kafka, logLevel, type KafkaConfig, type LogEntry } from 'kafkajs';
+import { readFileSync } from 'node:fs';
+import { Kafka, logLevel, type KafkaConfig, type LogEntry, type SASLOptions } from 'kafkajs';
 import type { Logger } from 'pino';
 
 export type { Kafka } from 'kafkajs';
@@ -44,4 +45,29 @@ export async function ensureTopics(
   } finally {
     await admin.disconnect();
   }
+}
+
+/** Kafka connection security as every service's config.ts declares it (KAFKA_SSL, KAFKA_SASL_*). */
+export interface KafkaSecuritySettings {
+  KAFKA_SSL: boolean;
+  KAFKA_SSL_CA_FILE?: string | undefined;
+  KAFKA_SASL_MECHANISM?: 'plain' | 'scram-sha-256' | 'scram-sha-512' | undefined;
+  KAFKA_SASL_USERNAME?: string | undefined;
+  KAFKA_SASL_PASSWORD?: string | undefined;
+}
+
+/**
+ * kafkajs `ssl`/`sasl` options from the settings: TLS with the system trust store or a CA bundle
+ * file, and SASL PLAIN or SCRAM (independent of TLS, as kafkajs allows).
+ */
+export function kafkaSecurity(settings: KafkaSecuritySettings): Pick<KafkaConfig, 'ssl' | 'sasl'> {
+  const options: Pick<KafkaConfig, 'ssl' | 'sasl'> = {};
+  if (settings.KAFKA_SSL) {
+    options.ssl = settings.KAFKA_SSL_CA_FILE ? { ca: [readFileSync(settings.KAFKA_SSL_CA_FILE, 'utf8')] } : true;
+  }
+  if (settings.KAFKA_SASL_MECHANISM) {
+    const credentials = { username: settings.KAFKA_SASL_USERNAME ?? '', password: settings.KAFKA_SASL_PASSWORD ?? '' };
+    options.sasl = { mechanism: settings.KAFKA_SASL_MECHANISM, ...credentials } as SASLOptions;
+  }
+  return options;
 }

@@ -1,8 +1,8 @@
-import { env, parseConfig } from '@tws/common';
+import { checkKafkaSasl, env, parseConfig } from '@tws/common';
 
 /** The only place the tasks service reads its environment. */
 export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
-  return parseConfig(
+  const config = parseConfig(
     {
       LOG_LEVEL: env.logLevel(),
       HOST: env.host(),
@@ -12,6 +12,14 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
       DATABASE_POOL_SIZE: env.count(20),
       KAFKA_BROKERS: env.list(),
       KAFKA_CLIENT_ID: env.text('tasks'),
+      /** TLS to the brokers (system trust store, or KAFKA_SSL_CA_FILE). */
+      KAFKA_SSL: env.bool(false),
+      /** PEM CA bundle for the brokers' certificates. */
+      KAFKA_SSL_CA_FILE: env.optionalText(),
+      /** SASL mechanism: plain, scram-sha-256 or scram-sha-512; unset: no SASL. */
+      KAFKA_SASL_MECHANISM: env.saslMechanism(),
+      KAFKA_SASL_USERNAME: env.optionalText(),
+      KAFKA_SASL_PASSWORD: env.optionalText(),
       /** Outbox rows published per Kafka request. */
       OUTBOX_BATCH_SIZE: env.count(200),
       /** Polling fallback of the relay when no LISTEN/NOTIFY wake-up arrives. */
@@ -25,6 +33,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
     },
     source,
   );
+  checkKafkaSasl(config);
+  return config;
 }
 
 export type TasksConfig = ReturnType<typeof loadConfig>;

@@ -1,4 +1,4 @@
-import { createLogger, createMetricsRegistry, createPool, exitOnStartupFailure, grpcServerMetrics, serveBackend } from '@tws/common';
+import { createLogger, createMetricsRegistry, kafkaSecurity, createPool, exitOnStartupFailure, grpcServerMetrics, serveBackend } from '@tws/common';
 import { loadConfig } from './config.js';
 import { taskEventsTopic } from './events/topics.js';
 import { kafkaPublisher } from './outbox/publisher.js';
@@ -15,7 +15,12 @@ try {
     databaseUrl: config.DATABASE_URL,
     schema: 'tasks',
     pool,
-    publisher: kafkaPublisher({ brokers: config.KAFKA_BROKERS, clientId: config.KAFKA_CLIENT_ID, logger }),
+    publisher: kafkaPublisher({
+      brokers: config.KAFKA_BROKERS,
+      clientId: config.KAFKA_CLIENT_ID,
+      logger,
+      security: kafkaSecurity(config),
+    }),
     topic: taskEventsTopic,
     logger: logger.child({ component: 'outbox-relay' }),
     registry,

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { env, parseConfig } from '@tws/common';
+import { checkKafkaSasl, env, parseConfig } from '@tws/common';
 import { parseCidrList } from './net/address-guard.js';
 import { parseRetryDelays } from './retry/schedule.js';
 
@@ -72,7 +72,7 @@ const optionalFile = () =>
 
 /** The only place the webhooks service reads its environment. */
 export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
-  return parseConfig(
+  const config = parseConfig(
     {
       LOG_LEVEL: env.logLevel(),
       HOST: env.host(),
@@ -108,9 +108,19 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
       WEBHOOK_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
       /** Kafka partitions of the retry, redelivery and dead-letter topics (set by migrate.js). */
       KAFKA_TOPIC_PARTITIONS: env.count(6),
+      /** TLS to the brokers (system trust store, or KAFKA_SSL_CA_FILE). */
+      KAFKA_SSL: env.bool(false),
+      /** PEM CA bundle for the brokers' certificates. */
+      KAFKA_SSL_CA_FILE: env.optionalText(),
+      /** SASL mechanism: plain, scram-sha-256 or scram-sha-512; unset: no SASL. */
+      KAFKA_SASL_MECHANISM: env.saslMechanism(),
+      KAFKA_SASL_USERNAME: env.optionalText(),
+      KAFKA_SASL_PASSWORD: env.optionalText(),
     },
     source,
   );
+  checkKafkaSasl(config);
+  return config;
 }
 
 export type WebhooksConfig = ReturnType<typeof loadConfig>;

@@ -1,4 +1,4 @@
-import { createKafka, createLogger, ensureTopics, env, exitOnStartupFailure, parseConfig, runMigrations } from '@tws/common';
+import { checkKafkaSasl, createKafka, kafkaSecurity, createLogger, ensureTopics, env, exitOnStartupFailure, parseConfig, runMigrations } from '@tws/common';
 import { fileURLToPath } from 'node:url';
 import { deadLetterTopic, redeliveryTopic, retryTopics } from './retry/schedule.js';
 
@@ -9,8 +9,17 @@ try {
     LOG_LEVEL: env.logLevel(),
     DATABASE_URL: env.url(),
     KAFKA_BROKERS: env.list(),
+    /** TLS to the brokers (system trust store, or KAFKA_SSL_CA_FILE). */
+    KAFKA_SSL: env.bool(false),
+    /** PEM CA bundle for the brokers' certificates. */
+    KAFKA_SSL_CA_FILE: env.optionalText(),
+    /** SASL mechanism: plain, scram-sha-256 or scram-sha-512; unset: no SASL. */
+    KAFKA_SASL_MECHANISM: env.saslMechanism(),
+    KAFKA_SASL_USERNAME: env.optionalText(),
+    KAFKA_SASL_PASSWORD: env.optionalText(),
     KAFKA_TOPIC_PARTITIONS: env.count(6),
   });
+  checkKafkaSasl(config);
   logger.level = config.LOG_LEVEL;
   const applied = await runMigrations({
     url: config.DATABASE_URL,
@@ -20,7 +29,7 @@ try {
   });
   // Delay topics hold a message for at most 8 h (plus consumer downtime); keep a week like the default.
   const week = String(7 * 24 * 3600 * 1000);
-  await ensureTopics(createKafka({ clientId: 'webhooks-migrate', brokers: config.KAFKA_BROKERS, logger }), [
+  await ensureTopics(createKafka({ clientId: 'webhooks-migrate', brokers: config.KAFKA_BROKERS, logger, ...kafkaSecurity(config) }), [
     ...[...retryTopics, redeliveryTopic].map((topic) => ({
       topic,
       numPartitions: config.KAFKA_TOPIC_PARTITIONS,

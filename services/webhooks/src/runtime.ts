@@ -1,4 +1,4 @@
-import { createKafka, createPool, type GrpcServiceRegistration, type Logger, type ReadinessCheck, type ShutdownStep } from '@tws/common';
+import { createKafka, createPool, kafkaSecurity, type GrpcServiceRegistration, type Logger, type ReadinessCheck, type ShutdownStep } from '@tws/common';
 import { Partitioners } from 'kafkajs';
 import type { Registry } from 'prom-client';
 import type { WebhooksConfig } from './config.js';
@@ -31,7 +31,7 @@ export const consumerGroups = { events: 'webhooks.deliveries', scheduled: 'webho
 /** Wires the webhooks service from its configuration; main.ts runs it under serveBackend. */
 export function buildWebhooksRuntime(config: WebhooksConfig, logger: Logger, registry: Registry): WebhooksRuntime {
   const pool = createPool({ url: config.DATABASE_URL, schema: 'webhooks', applicationName: 'webhooks', max: config.DATABASE_POOL_SIZE });
-  const kafka = createKafka({ clientId: config.KAFKA_CLIENT_ID, brokers: config.KAFKA_BROKERS, logger });
+  const kafka = createKafka({ clientId: config.KAFKA_CLIENT_ID, brokers: config.KAFKA_BROKERS, logger, ...kafkaSecurity(config) });
   const admin = kafka.admin();
   // Keys are delivery ids: any partition spreads them; the default (murmur2) partitioner, chosen explicitly.
   const producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });

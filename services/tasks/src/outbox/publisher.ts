@@ -1,5 +1,5 @@
 import { createKafka, type Logger } from '@tws/common';
-import { Partitioners, type Producer } from 'kafkajs';
+import { Partitioners, type KafkaConfig, type Producer } from 'kafkajs';
 
 /** One message to publish: key, value and string headers. */
 export interface OutboundMessage {
@@ -17,13 +17,19 @@ export interface EventPublisher {
   close(): Promise<void>;
 }
 
-export function kafkaPublisher(options: { brokers: string[]; clientId: string; logger: Logger }): EventPublisher {
+export function kafkaPublisher(options: {
+  brokers: string[];
+  clientId: string;
+  logger: Logger;
+  security?: Pick<KafkaConfig, 'ssl' | 'sasl'>;
+}): EventPublisher {
   // Short client-side retries: the relay retries with its own backoff, and a send must end soon
   // enough for shutdown to finish the batch in flight.
   const kafka = createKafka({
     clientId: options.clientId,
     brokers: options.brokers,
     logger: options.logger,
+    ...options.security,
     connectionTimeout: 3_000,
     requestTimeout: 10_000,
     retry: { retries: 2, initialRetryTime: 300, maxRetryTime: 2_000 },
