@@ -78,6 +78,10 @@ export async function startGrpcServer(
   const server = new grpc.Server({
     'grpc.keepalive_time_ms': 30_000,
     'grpc.keepalive_permit_without_calls': 1,
+    // Clients reconnect (and re-resolve a headless Service's DNS) every few minutes, so new
+    // replicas added by the autoscaler receive traffic; in-flight calls get the grace period.
+    'grpc.max_connection_age_ms': 5 * 60_000,
+    'grpc.max_connection_age_grace_ms': 30_000,
   });
   const health = new HealthImplementation({ '': 'SERVING' });
   for (const registration of registrations) {
