@@ -34,16 +34,28 @@ export function createPool(options: {
 /** Runs `work` in a transaction; rolls back on any error. */
 export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  // pg-pool removes its error listener from a client while it is checked out: without one, the server
+  // ending the session between two statements (database restart, pg_terminate_backend) is an
+  // unhandled 'error' event that kills the process. Keep the error; the next query fails anyway.
+  let broken: Error | undefined;
+  const onError = (error: Error): void => {
+    broken ??= error;
+  };
+  client.on('error', onError);
   try {
     await client.query('BEGIN');
     const result = await work(client);
     await client.query('COMMIT');
     return result;
   } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
+    if (!broken) await client.query('ROLLBACK').catch(() => undefined);
+    // "Client has encountered a connection error and is not queryable" hides the cause (57P01,
+    // ECONNRESET …) that isDatabaseUnavailable maps to UNAVAILABLE: rethrow the cause.
+    throw broken ?? error;
   } finally {
-    client.release();
+    client.removeListener('error', onError);
+    // A broken client is destroyed, not returned to the pool.
+    client.release(broken);
   }
 }
 

@@ -79,6 +79,9 @@ export function createSweeper(options: SweeperOptions) {
   async function runOnce(now: Date = new Date()): Promise<SweepReport> {
     const report: SweepReport = { ran: false, abandonedUploads: 0, revokedUploads: 0, tasksChecked: 0, orphanedAttachments: 0 };
     const client = await pool.connect();
+    // Held across S3 calls: a database restart meanwhile must fail the sweep, not crash the process.
+    const onError = (): void => undefined;
+    client.on('error', onError);
     let locked = false;
     try {
       const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [LOCK_KEY]);
@@ -91,6 +94,7 @@ export function createSweeper(options: SweeperOptions) {
       return report;
     } finally {
       if (locked) await client.query('SELECT pg_advisory_unlock(hashtext($1))', [LOCK_KEY]).catch(() => undefined);
+      client.removeListener('error', onError);
       client.release();
     }
   }

@@ -27,7 +27,11 @@ const attachmentContentRoute: FastifyPluginAsyncZod = async (app) => {
           'Needs no credentials: the `token` in the URL is the credential. Redirects (302) to a short-lived URL of the file.',
         security: [],
         params: z.object({ id: PathId }),
-        querystring: z.object({ token: z.string().max(256).optional() }),
+        // Any token that does not match (too long, repeated, empty) is "not found", never 400: the
+        // documented answers of a capability URL are 302, 404 and 429.
+        querystring: z.object({
+          token: z.unknown().optional().meta({ type: 'string', maxLength: 256, description: 'The download token of the URL' }),
+        }),
         response: {
           302: z.undefined().describe('Redirect to the file; `Location` is valid for a few minutes'),
           ...errorResponses(404, 429),
@@ -36,7 +40,7 @@ const attachmentContentRoute: FastifyPluginAsyncZod = async (app) => {
     },
     async (request, reply) => {
       const { token } = request.query;
-      if (!token) throw notFound();
+      if (typeof token !== 'string' || token === '' || token.length > 256) throw notFound();
       const { url } = await app.attachmentsApi.GetDownloadUrl({ attachmentId: request.params.id, downloadToken: token });
       return reply
         .header('cache-control', 'no-store')
