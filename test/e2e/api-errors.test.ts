@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { createWorkspace, type TestWorkspace } from '../support/admin.js';
 import { api, type Credentials } from '../support/api.js';
 import {
@@ -76,6 +76,30 @@ describe('errors and hostile input', () => {
       const before = await listProjects(key);
       expectError(await api('POST', '/v1/projects', { credentials: key, rawBody, headers: { 'content-type': contentType } }), 415);
       expect(await listProjects(key)).toStrictEqual(before);
+    });
+
+    it('a body that is not valid UTF-8 answers 400 and creates nothing', async () => {
+      const before = await listProjects(key);
+      const rawBody = Buffer.concat([Buffer.from('{"name":"bad '), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('"}')]);
+      const response = await fetch(`${inject('stack').gatewayUrl}/v1/projects`, {
+        method: 'POST',
+        headers: { 'x-api-key': (key as { apiKey: string }).apiKey, 'content-type': 'application/json' },
+        body: rawBody,
+      });
+      expect(response.status).toBe(400);
+      expect(await response.json()).toStrictEqual({ error: 'request body is not valid UTF-8' });
+      expect(await listProjects(key)).toStrictEqual(before);
+    });
+
+    it('a string over its documented length answers 400 and creates nothing', async () => {
+      const before = await listProjects(key);
+      expectError(await api('POST', '/v1/projects', { credentials: key, body: { name: 'n'.repeat(100_000) } }), 400);
+      expect(await listProjects(key)).toStrictEqual(before);
+    });
+
+    it('deeply nested JSON answers 400, not 500', async () => {
+      const rawBody = `{"name":${'['.repeat(50_000)}${']'.repeat(50_000)}}`;
+      expectError(await api('POST', '/v1/projects', { credentials: key, rawBody, headers: { 'content-type': 'application/json' } }), 400);
     });
 
     it('a body over 1 MiB answers 413', async () => {

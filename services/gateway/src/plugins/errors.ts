@@ -47,10 +47,19 @@ const unsupportedMediaType = (): HttpError => new HttpError(415, 'unsupported co
  */
 function registerBodyParsers(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
+  // Bytes that are not UTF-8 are refused rather than silently replaced with U+FFFD and stored.
+  const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body: string, done) => {
-    if (request.method === 'DELETE' || body.length === 0) {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, raw: Buffer, done) => {
+    if (request.method === 'DELETE' || raw.length === 0) {
       done(null, undefined);
+      return;
+    }
+    let body: string;
+    try {
+      body = utf8.decode(raw);
+    } catch {
+      done(new HttpError(400, 'request body is not valid UTF-8'), undefined);
       return;
     }
     parseJson(request, body, done);
