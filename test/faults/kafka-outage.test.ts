@@ -1,0 +1,136 @@
+import { randomBytes } from 'node:crypto';
+import type { Stack } from '@tws/devstack';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TaskEventCollector } from '../support/faults/kafka-collector.js';
+import { countBy, instancesOf, sleep, stackWorkspace, startFaultStack, timedCall, type TimedResponse } from '../support/faults/stack.js';
+import { startReceiver, type TestReceiver } from '../support/webhooks/receiver.js';
+
+const OUTAGE_MS = 30_000;
+const BURST_MS = 45_000;
+const CHANGES_PER_SECOND = 8;
+
+/**
+ * Kafka stopped for 30 s in the middle of a burst of task changes: the API keeps answering, the
+ * events wait in the outbox, and once the broker is back every change is published exactly once
+ * and delivered to the webhook endpoint (duplicates only as repeats of the same id).
+ */
+describe('Kafka outage during a burst of task changes', () => {
+  let stack: Stack | undefined;
+  let receiver: TestReceiver | undefined;
+
+  beforeAll(async () => {
+    stack = await startFaultStack('faults-kafka-outage', {
+      extraEnv: { RATE_LIMIT_PER_SECOND: '0', OUTBOX_POLL_INTERVAL_MS: '500', OUTBOX_MAX_BACKOFF_MS: '2000' },
+    });
+  }, 300_000);
+  afterAll(async () => {
+    await receiver?.close();
+    await stack?.stop();
+  }, 120_000);
+
+  async function outboxBacklog(): Promise<number> {
+    const tasks = instancesOf(stack!, 'tasks')[0]!;
+    const text = await (await fetch(`${tasks.opsUrl}/metrics`)).text();
+    const line = text.split('\n').find((candidate) => candidate.startsWith('outbox_backlog_events'));
+    return Number(line?.split(' ').pop() ?? Number.NaN);
+  }
+
+  it('keeps the API up, then publishes and delivers every change once the broker is back', async () => {
+    const kafka = stack!.infra.kafka;
+    expect(kafka, 'this test stops the broker it started (not an external KAFKA_BROKERS)').toBeDefined();
+    const gateway = stack!.services.gatewayUrl;
+    const ws = await stackWorkspace(stack!);
+    const key = ws.apiKey.key;
+    receiver = await startReceiver();
+    const registered = await timedCall(gateway, key, 'POST', '/v1/webhooks', {
+      url: `${receiver.origin}/`,
+      secret: `whsec_${randomBytes(12).toString('hex')}`,
+      events: ['task.updated'],
+    });
+    expect(registered.status, registered.text).toBe(201);
+    const project = (await timedCall(gateway, key, 'POST', '/v1/projects', { name: 'Outage burst' })).body as { id: string; defaultListId: string };
+    const tasks: Array<{ id: string }> = [];
+    for (let n = 0; n < 10; n++) {
+      const created = await timedCall(gateway, key, 'POST', '/v1/tasks', { projectId: project.id, listId: project.defaultListId, name: `task ${n}` });
+      expect(created.status, created.text).toBe(201);
+      tasks.push(created.body as { id: string });
+    }
+
+    // The burst: renames at a fixed rate for 45 s; Kafka goes down 5 s in, for 30 s.
+    const changes: Array<TimedResponse & { duringOutage: boolean }> = [];
+    let outage = false;
+    const burstStart = Date.now();
+    const burst = (async () => {
+      for (let n = 0; Date.now() - burstStart < BURST_MS; n++) {
+        const task = tasks[n % tasks.length]!;
+        const duringOutage = outage;
+        const response = await timedCall(gateway, key, 'PATCH', `/v1/tasks/${task.id}`, { name: `rename ${n}` });
+        changes.push({ ...response, duringOutage });
+        await sleep(Math.max(0, burstStart + ((n + 1) * 1000) / CHANGES_PER_SECOND - Date.now()));
+      }
+    })();
+    await sleep(5_000);
+    outage = true;
+    const stoppedAt = Date.now();
+    await kafka!.stopServer();
+    let backlogPeak = 0;
+    while (Date.now() - stoppedAt < OUTAGE_MS) {
+      backlogPeak = Math.max(backlogPeak, await outboxBacklog());
+      await sleep(1_000);
+    }
+    await kafka!.startServer();
+    outage = false;
+    const restartedAt = Date.now();
+    await burst;
+
+    // Every acknowledged change is published once the broker is back.
+    const acknowledged = changes.filter((change) => change.status === 200).length;
+    let drainedAt = 0;
+    const drainDeadline = Date.now() + 120_000;
+    while (Date.now() < drainDeadline) {
+      if ((await outboxBacklog()) === 0) {
+        drainedAt = Date.now();
+        break;
+      }
+      await sleep(250);
+    }
+    const collector = await TaskEventCollector.start(stack!.infra.kafkaBrokers);
+    try {
+      const updates = () => collector.of(ws.workspace.id).filter((event) => event.event === 'task.updated');
+      const published = Date.now() + 60_000;
+      while (Date.now() < published && new Set(updates().map((event) => event.id)).size < acknowledged) await sleep(250);
+      const events = updates();
+      const ids = new Set(events.map((event) => event.id));
+      const delivered = () => new Set(receiver!.requests.map((request) => String(request.headers['x-service-delivery'])));
+      const deliveredBy = Date.now() + 120_000;
+      while (Date.now() < deliveredBy && [...ids].some((id) => !delivered().has(id))) await sleep(250);
+
+      const summary = {
+        outageSeconds: OUTAGE_MS / 1000,
+        changes: countBy(changes, (change) => change.status),
+        changesDuringOutage: countBy(changes.filter((change) => change.duringOutage), (change) => change.status),
+        outboxBacklogPeak: backlogPeak,
+        drainedSecondsAfterRestart: drainedAt ? (drainedAt - restartedAt) / 1000 : null,
+        kafkaEvents: events.length,
+        kafkaDistinctIds: ids.size,
+        webhookRequests: receiver!.requests.length,
+        webhookDistinctIds: delivered().size,
+      };
+      console.log(`kafka outage: ${JSON.stringify(summary)}`);
+
+      // The API kept answering through the outage, and every change was accepted.
+      expect(changes.filter((change) => change.duringOutage).length).toBeGreaterThan(100);
+      expect(summary.changes).toEqual({ 200: changes.length });
+      expect(backlogPeak).toBeGreaterThan(100);
+      expect(drainedAt).toBeGreaterThan(0);
+      // Exactly once on Kafka: one event per acknowledged change, no id twice.
+      expect(ids.size).toBe(acknowledged);
+      expect(events.length).toBe(acknowledged);
+      // Every event reached the endpoint; repeats (if any) carry an id already seen.
+      expect([...ids].filter((id) => !delivered().has(id))).toEqual([]);
+      expect([...delivered()].filter((id) => !ids.has(id))).toEqual([]);
+    } finally {
+      await collector.stop();
+    }
+  }, 420_000);
+});
