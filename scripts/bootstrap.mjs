@@ -31,6 +31,7 @@ const mode = process.argv[2];
 const entryPoints = {
   start: [path.join(root, 'packages/devstack/dist/cli/start.js')],
   migrate: [path.join(root, 'packages/devstack/dist/cli/migrate.js')],
+  bench: [path.join(root, 'bench/run.mjs')],
   test: [path.join(root, 'node_modules/vitest/vitest.mjs'), 'run'],
 };
 if (!(mode in entryPoints)) {
