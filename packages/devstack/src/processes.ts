@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { createWriteStream, mkdirSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { DevstackError } from './progress.js';
@@ -16,6 +16,7 @@ export interface ManagedProcess {
 }
 
 const running = new Set<ManagedProcess>();
+const setpriv = '/usr/bin/setpriv';
 
 // Safety net: if the launcher exits without stopping them (a crash), nothing it started survives it.
 process.once('exit', () => {
@@ -33,7 +34,10 @@ export function startProcess(
   const logFile = path.join(options.logDir, `${name}.log`);
   const log = createWriteStream(logFile, { flags: 'a' });
   // Own process group: Ctrl-C reaches only the launcher, which then stops everything in order.
-  const child = spawn(command, args, { ...options, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  // With util-linux's setpriv the kernel also kills the process if the launcher dies without
+  // stopping it (SIGKILL, a test runner killed mid-run): no orphaned servers.
+  const [file, argv] = existsSync(setpriv) ? [setpriv, ['--pdeathsig', 'KILL', '--', command, ...args]] : [command, args];
+  const child = spawn(file, argv, { ...options, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout?.pipe(log, { end: false });
   child.stderr?.pipe(log, { end: false });
   const exited = new Promise<number | null>((resolve) => {
