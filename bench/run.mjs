@@ -27,9 +27,7 @@ import autocannon from 'autocannon';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { Pool } from 'undici';
-import { startStack, repoRoot } from '@tws/devstack';
-import { createPki } from './lib/pki.mjs';
-import { startDns } from './lib/dns.mjs';
+import { createTestPki, repoRoot, startStack, startTestDnsServer } from '@tws/devstack';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const env = process.env;
@@ -263,7 +261,7 @@ const domain = 'bench.test';
 /** HTTPS receiver on loopback that checks each signature and records (endpoint host, marker, delivery id, time). */
 async function startReceiver(pki) {
   const state = { secrets: new Map(), onDelivery: null, total: 0, badSignatures: 0, unparsable: 0 };
-  const server = https.createServer({ cert: pki.certPem, key: pki.keyPem, keepAliveTimeout: 60_000 }, (request, response) => {
+  const server = https.createServer({ cert: pki.serverCertPem, key: pki.serverKeyPem, keepAliveTimeout: 60_000 }, (request, response) => {
     const chunks = [];
     request.on('data', (chunk) => chunks.push(chunk));
     request.on('end', () => {
@@ -728,9 +726,10 @@ async function main() {
   log(`settings ${JSON.stringify(settings)}`);
   await waitForQuietMachine();
   sampleLoad('start');
-  const pki = await createPki(domain);
+  const pki = await createTestPki(domain);
   cleanups.push(() => rmSync(path.dirname(pki.caFile), { recursive: true, force: true }));
-  const dns = await startDns({ domain, address: receiverAddress });
+  // TTL 30 s: measure with the webhooks service's DNS cache on, as in production.
+  const dns = await startTestDnsServer({ domain, defaultAddress: receiverAddress, defaultTtl: 30 });
   cleanups.push(() => dns.stop());
   const receiver = await startReceiver(pki);
   log(`receiver https://*.${domain}:${receiver.port} on ${receiverAddress}, DNS ${dns.address}`);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createWorkspace, issueToken, type TestWorkspace } from '../support/admin.js';
 import { api, type Credentials } from '../support/api.js';
 import { keyOf, TIMESTAMP } from '../support/fixtures.js';
-import { setDnsRecord } from '../support/webhooks/dns-server.js';
+import { setDnsRecord } from '@tws/devstack';
 import { allEventKinds, registerWebhook, type Webhook } from '../support/webhooks/fixtures.js';
 
 const { webhooks } = inject('stack');

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createWorkspace, type TestWorkspace } from '../support/admin.js';
 import { api, type Credentials } from '../support/api.js';
 import { createProject, createTask, keyOf, patchTask, type CreatedProject } from '../support/fixtures.js';
-import { setDnsRecord } from '../support/webhooks/dns-server.js';
+import { setDnsRecord } from '@tws/devstack';
 import { findOnTopic, registerWebhook, waitForDeliveryLog, type DeliveryLog } from '../support/webhooks/fixtures.js';
 import { startReceiver, type TestReceiver } from '../support/webhooks/receiver.js';
 

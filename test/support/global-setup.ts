@@ -1,8 +1,6 @@
 import type { TestProject } from 'vitest/node';
-import { startStack, type Stack } from '@tws/devstack';
+import { createTestPki, startStack, startTestDnsServer, type Stack, type TestDnsServer } from '@tws/devstack';
 import { testServiceEnv, webhookServiceEnv, webhookTestSettings } from './test-env.js';
-import { createTestPki } from './webhooks/ca.js';
-import { startTestDnsServer, type TestDnsServer } from './webhooks/dns-server.js';
 
 let stack: Stack | undefined;
 let dns: TestDnsServer | undefined;

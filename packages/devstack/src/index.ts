@@ -5,3 +5,5 @@ export * from './processes.js';
 export * from './progress.js';
 export { cacheDir, repoRoot } from './paths.js';
 export * from './dev-jwt.js';
+export * from './webhook-testkit/pki.js';
+export * from './webhook-testkit/dns-server.js';

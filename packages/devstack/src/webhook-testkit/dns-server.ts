@@ -21,16 +21,21 @@ export interface TestDnsServer {
 /**
  * A scriptable DNS server on loopback (UDP) for webhook tests. Every name under `domain` answers
  * `defaultAddress` unless a record was set for it through the control endpoint; every other name is
- * NXDOMAIN. TTL 0, so the service under test never caches an answer across a change.
+ * NXDOMAIN. TTL 0 by default, so the service under test never caches an answer across a change
+ * (the benchmark passes `defaultTtl` to measure with the service's DNS cache on).
  */
-export async function startTestDnsServer(options: { domain: string; defaultAddress: string }): Promise<TestDnsServer> {
+export async function startTestDnsServer(options: {
+  domain: string;
+  defaultAddress: string;
+  defaultTtl?: number;
+}): Promise<TestDnsServer> {
   const records = new Map<string, DnsAnswer>();
   const suffix = `.${options.domain.toLowerCase()}`;
   const lookup = (name: string): DnsAnswer | undefined => {
     const key = name.toLowerCase().replace(/\.$/, '');
     const set = records.get(key);
     if (set) return set;
-    if (key.endsWith(suffix) || key === options.domain) return { a: [options.defaultAddress] };
+    if (key.endsWith(suffix) || key === options.domain) return { a: [options.defaultAddress], ttl: options.defaultTtl ?? 0 };
     return undefined;
   };
 
