@@ -144,43 +144,28 @@ describe('sections', () => {
 });
 
 describe('tasks', () => {
-  test('GET /v1/projects/:projectId/tasks: list shape (order, no projectId/labels), nulls explicit', async () => {
-    h.fake.handlers.set('ListTasks', () => ({ tasks: [protoTask(), protoTask({ descriptionJson: JSON.stringify(nodes), assigneeId: ids.user, statusId: ids.status })] }));
+  test('GET /v1/projects/:projectId/tasks: serves the JSON the tasks service rendered, byte for byte', async () => {
+    const rendered = `[{"id":"${ids.task}","name":"Tâche 🧪","description":null}]`;
+    h.fake.handlers.set('ListTasks', () => ({ tasksJson: Buffer.from(rendered) }));
     const response = await call(h.app, 'GET', `/v1/projects/${ids.project}/tasks`, key);
     expect(response.status).toBe(200);
-    const [plain, full] = response.json as Array<Record<string, unknown>>;
-    expect(plain).toEqual({
-      id: ids.task,
-      number: 7,
-      name: 'Write docs',
-      isCompleted: false,
-      description: null,
-      listId: ids.section,
-      assigneeId: null,
-      statusId: null,
-      order: 3,
-      createdAt,
-    });
-    expect(full).toMatchObject({ description: nodes, assigneeId: ids.user, statusId: ids.status });
+    expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(response.text).toBe(rendered);
+    expect(h.fake.callsOf('ListTasks')).toEqual([{ workspaceId: ws, projectId: ids.project }]);
   });
 
-  test('GET /v1/tasks/:id: single shape (projectId, labels, no order)', async () => {
-    h.fake.handlers.set('GetTask', () => ({ task: protoTask({ descriptionJson: JSON.stringify(nodes) }) }));
+  test('GET /v1/tasks/:id: serves the rendered task as is; an empty answer is a 500 {"error"}', async () => {
+    const rendered = `{"id":"${ids.task}","labels":[]}`;
+    h.fake.handlers.set('GetTask', () => ({ taskJson: Buffer.from(rendered) }));
     const response = await call(h.app, 'GET', `/v1/tasks/${ids.task}`, key);
-    expect(response.json).toEqual({
-      id: ids.task,
-      number: 7,
-      name: 'Write docs',
-      isCompleted: false,
-      description: nodes,
-      listId: ids.section,
-      assigneeId: null,
-      statusId: null,
-      createdAt,
-      projectId: ids.project,
-      labels: [{ id: ids.status, name: 'bug', color: '#FF0000' }],
-    });
+    expect(response.status).toBe(200);
+    expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(response.text).toBe(rendered);
     expect(h.fake.callsOf('GetTask')).toEqual([{ workspaceId: ws, id: ids.task }]);
+    h.fake.handlers.set('GetTask', () => ({}));
+    const empty = await call(h.app, 'GET', `/v1/tasks/${ids.task}`, key);
+    expect(empty.status).toBe(500);
+    expect(empty.json).toEqual({ error: 'internal server error' });
   });
 
   test('GET /v1/tasks/:id with a non-UUID id → 404', async () => {

@@ -146,21 +146,6 @@ function parseDescription(json: string | undefined): RichTextNode[] | null {
   return nodes.length === 0 ? null : (nodes as RichTextNode[]);
 }
 
-export function toTaskListItem(task: Task__Output): z.output<typeof TaskListItem> {
-  return {
-    id: task.id,
-    number: task.number,
-    name: task.name,
-    isCompleted: task.isCompleted,
-    description: parseDescription(task.descriptionJson),
-    listId: task.listId,
-    assigneeId: task.assigneeId || null,
-    statusId: task.statusId || null,
-    order: task.order,
-    createdAt: task.createdAt,
-  };
-}
-
 export function toTask(task: Task__Output | null): z.output<typeof Task> {
   const found = required(task, 'task');
   return {

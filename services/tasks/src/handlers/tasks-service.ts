@@ -6,6 +6,7 @@ import type { TasksServiceHandlers } from '@tws/proto-types/generated/tasks/v1/T
 import type { DescriptionInput } from '../domain/description.js';
 import * as projects from '../domain/projects.js';
 import * as tasks from '../domain/tasks.js';
+import { getTaskJson, listTasksJson } from '../domain/task-views.js';
 import * as workspaces from '../domain/workspaces.js';
 import { memberMessage, projectMessage, sectionMessage, statusMessage, taskMessage, workspaceMessage } from './mappers.js';
 
@@ -104,12 +105,12 @@ export function tasksServiceHandlers({ pool, logger, metrics }: HandlerDeps): Ta
     ),
     ListTasks: unary(
       'ListTasks',
-      async (request) => ({ tasks: (await tasks.listTasks(pool, request.workspaceId, request.projectId)).map(taskMessage) }),
+      async (request) => ({ tasksJson: Buffer.from(await listTasksJson(pool, request.workspaceId, request.projectId)) }),
       options,
     ),
     GetTask: unary(
       'GetTask',
-      async (request) => ({ task: taskMessage(await tasks.getTask(pool, request.workspaceId, request.id)) }),
+      async (request) => ({ taskJson: Buffer.from(await getTaskJson(pool, request.workspaceId, request.id)) }),
       options,
     ),
     CreateTask: unary(

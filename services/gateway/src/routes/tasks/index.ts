@@ -4,7 +4,8 @@ import { z } from 'zod';
 import type { DescriptionChange } from '@tws/proto-types/generated/tasks/v1/DescriptionChange';
 import type { UpdateTaskRequest } from '@tws/proto-types/generated/tasks/v1/UpdateTaskRequest';
 import { assertPathId, atLeastOneField, BodyId, errorResponses, Name, NoContent, PathId, textMaxLength } from '../../schemas/common.js';
-import { Task, TaskListItem, toTask, toTaskListItem } from '../../schemas/resources.js';
+import { sendRenderedJson } from '../../schemas/rendered-json.js';
+import { Task, TaskListItem, toTask } from '../../schemas/resources.js';
 
 /** The tasks service's limit; deeper arrays are refused here already. */
 const maxDescriptionDepth = 20;
@@ -82,13 +83,13 @@ const taskRoutes: FastifyPluginAsyncZod = async (app) => {
         response: { 200: z.array(TaskListItem), ...errorResponses(401, 403, 404, 429) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       assertPathId(request.params.projectId, 'project');
-      const { tasks } = await app.tasksApi.ListTasks({
+      const { tasksJson } = await app.tasksApi.ListTasks({
         workspaceId: request.principal.workspaceId,
         projectId: request.params.projectId,
       });
-      return tasks.map(toTaskListItem);
+      return sendRenderedJson(reply, tasksJson, 'task list');
     },
   );
 
@@ -103,10 +104,10 @@ const taskRoutes: FastifyPluginAsyncZod = async (app) => {
         response: { 200: Task, ...errorResponses(401, 403, 404, 429) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       assertPathId(request.params.id, 'task');
-      const { task } = await app.tasksApi.GetTask({ workspaceId: request.principal.workspaceId, id: request.params.id });
-      return toTask(task);
+      const { taskJson } = await app.tasksApi.GetTask({ workspaceId: request.principal.workspaceId, id: request.params.id });
+      return sendRenderedJson(reply, taskJson, 'task');
     },
   );
 

@@ -1,0 +1,58 @@
+import type { Queryable } from './queryable.js';
+
+/*
+ * Read views rendered as the public API's JSON by Postgres itself (row_to_json / json_agg give
+ * compact objects with the keys in the order written here). The gateway sends the bytes as they
+ * are, so these column aliases ARE the response shapes of contract section 2:
+ *   TaskListItem: id, number, name, isCompleted, description, listId, assigneeId, statusId, order, createdAt
+ *   Task:         id, number, name, isCompleted, description, listId, assigneeId, statusId, createdAt, projectId, labels
+ * `description` is the stored rich-text node array (NULL when empty); `createdAt` is ISO 8601 UTC
+ * with milliseconds, as `Date.prototype.toISOString` writes it.
+ */
+
+const createdAt = `to_char(t.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+const commonFields = `t.id AS "id", t.number AS "number", t.name AS "name", t.is_completed AS "isCompleted",
+  nullif(t.description, '[]'::jsonb) AS "description", t.section_id AS "listId",
+  t.assignee_id AS "assigneeId", t.status_id AS "statusId"`;
+
+const labelsOfTask = `coalesce((
+    SELECT json_agg(label ORDER BY label.name, label.id)
+    FROM (SELECT l.id AS "id", l.name AS "name", l.color AS "color"
+          FROM task_labels tl JOIN labels l ON l.id = tl.label_id WHERE tl.task_id = t.id) label
+  ), '[]'::json)`;
+
+/** The task as single-task JSON, or null when the workspace has no such task. */
+export async function renderTask(db: Queryable, workspaceId: string, id: string): Promise<string | null> {
+  const { rows } = await db.query<{ json: string }>({
+    name: 'tasks-render-task',
+    text: `SELECT row_to_json(v)::text AS json
+           FROM tasks t,
+                LATERAL (SELECT ${commonFields}, ${createdAt} AS "createdAt", t.project_id AS "projectId",
+                                ${labelsOfTask} AS "labels") v
+           WHERE t.workspace_id = $1 AND t.id = $2`,
+    values: [workspaceId, id],
+  });
+  return rows[0]?.json ?? null;
+}
+
+/**
+ * The project's tasks as a JSON array in the list shape, ordered by section position, then task
+ * position, then number; null when the workspace has no such project (one round trip either way).
+ */
+export async function renderTaskList(db: Queryable, workspaceId: string, projectId: string): Promise<string | null> {
+  const { rows } = await db.query<{ json: string }>({
+    name: 'tasks-render-task-list',
+    text: `SELECT coalesce((
+               SELECT json_agg(v ORDER BY s.position, s.created_at, s.id, t.position, t.number)
+               FROM tasks t
+                 JOIN sections s ON s.id = t.section_id,
+                 LATERAL (SELECT ${commonFields}, t.position AS "order", ${createdAt} AS "createdAt") v
+               WHERE t.workspace_id = p.workspace_id AND t.project_id = p.id
+             ), '[]'::json)::text AS json
+           FROM projects p
+           WHERE p.workspace_id = $1 AND p.id = $2`,
+    values: [workspaceId, projectId],
+  });
+  return rows[0]?.json ?? null;
+}
