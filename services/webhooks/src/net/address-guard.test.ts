@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkAddress, checkUrl, parseCidrList } from './address-guard.js';
+import { checkAddress, checkUrl, isIpLiteral, parseCidrList } from './address-guard.js';
 
 describe('checkAddress', () => {
   const blocked: Array<[string, string]> = [
@@ -121,5 +121,16 @@ describe('checkUrl', () => {
 
   it('keeps host names as names', () => {
     expect(checkUrl('https://Hooks.Example.com:8443/in?x=1')).toMatchObject({ ok: true, host: 'hooks.example.com', literal: false });
+  });
+
+  it.each([
+    ['h1.hooks.test', false],
+    ['1.2.3.4.example', false],
+    ['8.8.8.8', true],
+    ['999.1.1.1', false],
+    ['[2001:db8::1]', true],
+    ['::1', true],
+  ])('tells IP literals from host names: %s → %s', (host, literal) => {
+    expect(isIpLiteral(host)).toBe(literal);
   });
 });

@@ -1,5 +1,5 @@
 import { Resolver } from 'node:dns/promises';
-import { checkAddress, checkUrl, type AddressVerdict, type Cidr } from './address-guard.js';
+import { checkAddress, checkUrl, type AddressVerdict, type Cidr, type UrlVerdict } from './address-guard.js';
 
 /** An endpoint address that passed the SSRF guard: connect to `address`, present `host` (SNI, Host). */
 export interface VettedTarget {
@@ -14,7 +14,8 @@ export type Vetting =
   | { ok: false; kind: 'invalid' | 'blocked' | 'unresolvable' | 'dns-error'; reason: string };
 
 interface CachedAnswer {
-  addresses: string[];
+  /** Each resolved address judged by the SSRF guard (a pure function of the address and allow-list). */
+  verdicts: AddressVerdict[];
   expiresAt: number;
 }
 
@@ -28,17 +29,21 @@ export interface HostVetterOptions {
 }
 
 const noData = new Set(['ENODATA', 'ENOTFOUND', 'NXDOMAIN', 'ENONAME']);
+const maxCachedEntries = 10_000;
 
 /**
  * Resolves endpoint hosts (A and AAAA, through c-ares: no thread pool, TTLs known) and applies the
  * SSRF guard to every address. A host is refused when ANY of its addresses is refused, so a
  * rebinding answer that mixes a public and a private address cannot slip through. Answers are
- * cached for min(TTL, the configured maximum); concurrent look-ups of one host share one query.
+ * cached for min(TTL, the configured maximum), together with their verdicts; concurrent look-ups
+ * of one host share one query. The static URL checks are cached per URL text (they depend on
+ * nothing else).
  */
 export class HostVetter {
   private readonly resolver: Resolver;
   private readonly cache = new Map<string, CachedAnswer>();
   private readonly inFlight = new Map<string, Promise<CachedAnswer>>();
+  private readonly urlChecks = new Map<string, UrlVerdict>();
 
   constructor(private readonly options: HostVetterOptions) {
     this.resolver = new Resolver({ timeout: options.timeoutMs ?? 2_000, tries: 2 });
@@ -47,7 +52,7 @@ export class HostVetter {
 
   /** Full check of an endpoint URL: syntax, scheme, host name, then every resolved address. */
   async vet(rawUrl: string): Promise<Vetting> {
-    const checked = checkUrl(rawUrl);
+    const checked = this.checkUrl(rawUrl);
     if (!checked.ok) return { ok: false, kind: 'invalid', reason: checked.reason };
     const { url, host } = checked;
     if (checked.literal) return this.verdictOf(url, host, [checkAddress(host, this.options.allowList)]);
@@ -57,12 +62,18 @@ export class HostVetter {
     } catch (error) {
       return { ok: false, kind: 'dns-error', reason: `DNS lookup of ${host} failed: ${(error as Error).message}` };
     }
-    if (answer.addresses.length === 0) return { ok: false, kind: 'unresolvable', reason: 'host does not resolve' };
-    return this.verdictOf(
-      url,
-      host,
-      answer.addresses.map((address) => checkAddress(address, this.options.allowList)),
-    );
+    if (answer.verdicts.length === 0) return { ok: false, kind: 'unresolvable', reason: 'host does not resolve' };
+    return this.verdictOf(url, host, answer.verdicts);
+  }
+
+  private checkUrl(rawUrl: string): UrlVerdict {
+    let checked = this.urlChecks.get(rawUrl);
+    if (!checked) {
+      checked = checkUrl(rawUrl);
+      if (this.urlChecks.size >= maxCachedEntries) this.urlChecks.clear();
+      this.urlChecks.set(rawUrl, checked);
+    }
+    return checked;
   }
 
   private verdictOf(url: URL, host: string, verdicts: AddressVerdict[]): Vetting {
@@ -104,10 +115,13 @@ export class HostVetter {
     // A server failure for one family with no answer for the other is an error, not "does not resolve".
     if (records.length === 0 && failures.length > 0) throw failures[0]!;
     const ttlSeconds = Math.min(this.options.maxCacheTtlSeconds, ...records.map((record) => record.ttl));
-    const answer = { addresses: records.map((record) => record.address), expiresAt: Date.now() + ttlSeconds * 1000 };
+    const answer = {
+      verdicts: records.map((record) => checkAddress(record.address, this.options.allowList)),
+      expiresAt: Date.now() + ttlSeconds * 1000,
+    };
     if (ttlSeconds > 0 && records.length > 0) {
       this.cache.set(host, answer);
-      if (this.cache.size > 10_000) this.evictExpired();
+      if (this.cache.size > maxCachedEntries) this.evictExpired();
     }
     return answer;
   }
@@ -115,6 +129,6 @@ export class HostVetter {
   private evictExpired(): void {
     const now = Date.now();
     for (const [host, entry] of this.cache) if (entry.expiresAt <= now) this.cache.delete(host);
-    if (this.cache.size > 10_000) this.cache.clear();
+    if (this.cache.size > maxCachedEntries) this.cache.clear();
   }
 }
