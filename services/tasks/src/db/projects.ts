@@ -102,17 +102,6 @@ export async function updateProject(
   return rowCount === 1;
 }
 
-/** Draws the project's next task number (the row stays locked until commit: no gaps, no duplicates). */
-export async function takeTaskNumber(db: Queryable, workspaceId: string, projectId: string): Promise<number | null> {
-  const { rows } = await db.query<{ number: number }>({
-    name: 'tasks-take-task-number',
-    text: `UPDATE projects SET next_task_number = next_task_number + 1
-           WHERE workspace_id = $1 AND id = $2 RETURNING next_task_number - 1 AS number`,
-    values: [workspaceId, projectId],
-  });
-  return rows[0]?.number ?? null;
-}
-
 const sectionColumns = 'id, name, position, project_id';
 
 export async function listSections(db: Queryable, workspaceId: string, projectId: string): Promise<Section[]> {

@@ -53,16 +53,6 @@ export async function getTask(db: Queryable, workspaceId: string, id: string): P
   return rows[0] ? toTask(rows[0]) : null;
 }
 
-/** Reads and locks the task row for the rest of the transaction. */
-export async function lockTask(db: Queryable, workspaceId: string, id: string): Promise<Task | null> {
-  const { rows } = await db.query<TaskRow>({
-    name: 'tasks-lock-task',
-    text: `SELECT ${taskColumns('t')}, ${labelsOf('t')} FROM tasks t WHERE t.workspace_id = $1 AND t.id = $2 FOR UPDATE OF t`,
-    values: [workspaceId, id],
-  });
-  return rows[0] ? toTask(rows[0]) : null;
-}
-
 /** Tasks of a project by section position, then task position, then number. */
 export async function listTasks(db: Queryable, workspaceId: string, projectId: string): Promise<Task[]> {
   const { rows } = await db.query<TaskRow>({
@@ -86,76 +76,22 @@ export async function nextPositionInSection(db: Queryable, sectionId: string): P
   return rows[0]!.position;
 }
 
-export async function insertTask(
-  db: Queryable,
-  input: {
-    workspaceId: string;
-    projectId: string;
-    sectionId: string;
-    number: number;
-    name: string;
-    assigneeId: string | null;
-    statusId: string | null;
-    position: number;
-  },
-): Promise<Task> {
-  const { rows } = await db.query<TaskRow>({
-    name: 'tasks-insert-task',
-    text: `INSERT INTO tasks (workspace_id, project_id, section_id, number, name, assignee_id, status_id, position)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-           RETURNING ${taskColumns('tasks')}`,
-    values: [
-      input.workspaceId,
-      input.projectId,
-      input.sectionId,
-      input.number,
-      input.name,
-      input.assigneeId,
-      input.statusId,
-      input.position,
-    ],
-  });
-  return toTask(rows[0]!);
-}
-
-export interface TaskColumnsUpdate {
-  name: string;
-  sectionId: string;
-  position: number;
-  isCompleted: boolean;
-  statusId: string | null;
-  assigneeId: string | null;
-  description: RichTextNodes | null;
-}
-
-/** Writes the task's mutable columns (the caller holds the row lock and computed the new state). */
-export async function updateTask(db: Queryable, id: string, next: TaskColumnsUpdate): Promise<void> {
-  await db.query({
-    name: 'tasks-update-task',
-    text: `UPDATE tasks SET name = $2, section_id = $3, position = $4, is_completed = $5, status_id = $6,
-             assignee_id = $7, description = $8::jsonb, updated_at = now()
-           WHERE id = $1`,
-    values: [
-      id,
-      next.name,
-      next.sectionId,
-      next.position,
-      next.isCompleted,
-      next.statusId,
-      next.assigneeId,
-      next.description === null ? null : JSON.stringify(next.description),
-    ],
-  });
-}
-
-/** Deletes the task (its comments and label links cascade); false when the workspace has no such task. */
+/**
+ * Deletes the task (its comments and label links cascade) and frees its plan slot, in one statement;
+ * false when the workspace has no such task.
+ */
 export async function deleteTask(db: Queryable, workspaceId: string, id: string): Promise<boolean> {
-  const { rowCount } = await db.query({
+  const { rows } = await db.query<{ deleted: number }>({
     name: 'tasks-delete-task',
-    text: 'DELETE FROM tasks WHERE workspace_id = $1 AND id = $2',
+    text: `WITH deleted AS (DELETE FROM tasks WHERE workspace_id = $1 AND id = $2 RETURNING workspace_id),
+           released AS (
+             UPDATE workspaces SET task_count = task_count - 1
+             WHERE id = (SELECT workspace_id FROM deleted) AND task_count > 0
+           )
+           SELECT count(*)::int AS deleted FROM deleted`,
     values: [workspaceId, id],
   });
-  return rowCount === 1;
+  return rows[0]!.deleted === 1;
 }
 
 export async function taskExists(db: Queryable, workspaceId: string, id: string): Promise<boolean> {

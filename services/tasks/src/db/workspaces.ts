@@ -85,24 +85,6 @@ export async function takeProjectSlot(db: Queryable, workspaceId: string, freeLi
   return rowCount === 1;
 }
 
-/** Takes a task slot of the workspace's plan; false when the free plan is full (or no workspace). */
-export async function takeTaskSlot(db: Queryable, workspaceId: string, freeLimit: number): Promise<boolean> {
-  const { rowCount } = await db.query({
-    name: 'tasks-take-task-slot',
-    text: `UPDATE workspaces SET task_count = task_count + 1 WHERE id = $1 AND (plan = 'pro' OR task_count < $2)`,
-    values: [workspaceId, freeLimit],
-  });
-  return rowCount === 1;
-}
-
-export async function releaseTaskSlot(db: Queryable, workspaceId: string): Promise<void> {
-  await db.query({
-    name: 'tasks-release-task-slot',
-    text: 'UPDATE workspaces SET task_count = task_count - 1 WHERE id = $1 AND task_count > 0',
-    values: [workspaceId],
-  });
-}
-
 /** Finds the user with this (lower-cased) email or creates it; an existing user is kept as it is. */
 export async function upsertUser(db: Queryable, input: { name: string; email: string }): Promise<string> {
   const { rows } = await db.query<{ id: string }>(
@@ -171,23 +153,4 @@ export async function listStatuses(db: Queryable, workspaceId: string): Promise<
     values: [workspaceId],
   });
   return rows.map(toStatus);
-}
-
-export async function getStatus(db: Queryable, workspaceId: string, id: string): Promise<Status | null> {
-  const { rows } = await db.query<StatusRow>({
-    name: 'tasks-get-status',
-    text: `SELECT ${statusColumns} FROM statuses WHERE workspace_id = $1 AND id = $2`,
-    values: [workspaceId, id],
-  });
-  return rows[0] ? toStatus(rows[0]) : null;
-}
-
-/** The workspace's `todo` or `done` status. */
-export async function getSystemStatus(db: Queryable, workspaceId: string, systemType: SystemType): Promise<Status | null> {
-  const { rows } = await db.query<StatusRow>({
-    name: 'tasks-get-system-status',
-    text: `SELECT ${statusColumns} FROM statuses WHERE workspace_id = $1 AND system_type = $2`,
-    values: [workspaceId, systemType],
-  });
-  return rows[0] ? toStatus(rows[0]) : null;
 }

@@ -1,38 +1,32 @@
+import { randomUUID } from 'node:crypto';
 import { DomainError, forbidden, inTransaction, invalid, notFound, type Pool } from '@tws/common';
 import { getApiKeyName } from '../db/api-keys.js';
-import { insertOutboxEvent } from '../db/outbox.js';
-import { lockSection, projectExists, sectionInProject, takeTaskNumber } from '../db/projects.js';
-import type { Queryable } from '../db/queryable.js';
+import { lockSection, projectExists, sectionInProject } from '../db/projects.js';
+import { isPgError, type Queryable } from '../db/queryable.js';
+import {
+  createTaskWithEvent,
+  readTaskForChange,
+  taskLimitReached,
+  writeTaskChange,
+  type ChangeReferences,
+  type TaskForChange,
+} from '../db/task-changes.js';
 import {
   deleteComment as deleteCommentRow,
   deleteTask as deleteTaskRow,
   getTask as getTaskRow,
   insertComment,
-  insertTask,
   listTasks as listTaskRows,
-  lockTask,
   nextPositionInSection,
   taskExists,
-  updateTask as updateTaskRow,
 } from '../db/tasks.js';
-import { getMember, getStatus, getSystemStatus, releaseTaskSlot, takeTaskSlot } from '../db/workspaces.js';
-import { buildTaskEvent, type TaskEventKind } from '../events/task-event.js';
+import { getMember } from '../db/workspaces.js';
+import { buildTaskEvent } from '../events/task-event.js';
 import { commentBody, resolveDescription, type DescriptionInput } from './description.js';
-import { freePlanLimits, type SystemType, type Task } from './model.js';
-import { hasAnyField, planTaskUpdate, type ResolvedUpdate, type TaskState } from './task-update.js';
+import { freePlanLimits, type Task } from './model.js';
+import { hasAnyField, planTaskUpdate, type ResolvedUpdate, type TaskState, type UpdatePlan } from './task-update.js';
 import { isUuid } from './identifiers.js';
-import { pathId, referenceId, requiredText } from './validation.js';
-
-async function emit(db: Queryable, kind: TaskEventKind, task: Task): Promise<void> {
-  const { eventId, event } = buildTaskEvent(kind, task);
-  await insertOutboxEvent(db, { eventId, workspaceId: task.workspaceId, event });
-}
-
-async function requireMember(db: Queryable, workspaceId: string, userId: string): Promise<string> {
-  const id = referenceId(userId, 'assigneeId', 'is not a member of this workspace');
-  if (!(await getMember(db, workspaceId, id))) throw invalid('assigneeId is not a member of this workspace');
-  return id;
-}
+import { pathId, requiredText } from './validation.js';
 
 export async function getTask(pool: Queryable, workspaceId: string, id: string): Promise<Task> {
   const task = await getTaskRow(pool, pathId(workspaceId, 'workspace'), pathId(id, 'task'));
@@ -48,11 +42,17 @@ export async function listTasks(pool: Queryable, workspaceId: string, projectId:
   return tasks;
 }
 
+/** A malformed `listId` or `assigneeId`: the answer `create_task` gives for an unknown one, in its order. */
+async function rejectMalformedReference(db: Queryable, workspaceId: string, projectId: string, listId: string): Promise<never> {
+  if (!(await projectExists(db, workspaceId, projectId))) throw notFound('project not found');
+  if (!isUuid(listId) || !(await sectionInProject(db, projectId, listId))) throw invalid('listId does not belong to projectId');
+  throw invalid('assigneeId is not a member of this workspace');
+}
+
 /**
- * A task at the end of its section, in the workspace's `todo` status, numbered by its project. One
- * transaction takes a plan slot (conditional counter on the workspace row), the project's next
- * number (counter on the project row), the section's next position (section row lock), inserts the
- * task and its `task.created` event.
+ * A task at the end of its section, in the workspace's `todo` status, numbered by its project, with
+ * its `task.created` event: one statement (`create_task`), which takes the section's position, the
+ * project's next number and a plan slot under row locks held only for its own run.
  */
 export async function createTask(
   pool: Pool,
@@ -61,32 +61,53 @@ export async function createTask(
   const workspaceId = pathId(input.workspaceId, 'workspace');
   const projectId = pathId(input.projectId, 'project');
   const name = requiredText(input.name, 'name');
-  return inTransaction(pool, async (db) => {
-    if (!(await projectExists(db, workspaceId, projectId))) throw notFound('project not found');
-    const listId = referenceId(input.listId, 'listId', 'does not belong to projectId');
-    if (!(await sectionInProject(db, projectId, listId))) throw invalid('listId does not belong to projectId');
-    const assigneeId = input.assigneeId === undefined ? null : await requireMember(db, workspaceId, input.assigneeId);
-    if (!(await takeTaskSlot(db, workspaceId, freePlanLimits.tasks))) {
-      throw forbidden(`free plan limit reached: ${freePlanLimits.tasks} tasks`);
-    }
-    const number = await takeTaskNumber(db, workspaceId, projectId);
-    if (number === null) throw notFound('project not found');
-    if (!(await lockSection(db, projectId, listId))) throw invalid('listId does not belong to projectId');
-    const position = await nextPositionInSection(db, listId);
-    const todo = await getSystemStatus(db, workspaceId, 'todo');
-    const task = await insertTask(db, {
-      workspaceId,
-      projectId,
-      sectionId: listId,
-      number,
-      name,
-      assigneeId,
-      statusId: todo?.id ?? null,
-      position,
-    });
-    await emit(db, 'task.created', task);
-    return { id: task.id, number: task.number };
+  const { listId, assigneeId } = input;
+  if (!isUuid(listId) || (assigneeId !== undefined && !isUuid(assigneeId))) {
+    return rejectMalformedReference(pool, workspaceId, projectId, listId);
+  }
+  const createdAt = new Date();
+  const draft: Task = {
+    id: randomUUID(),
+    workspaceId,
+    // Number and status are filled into the event by create_task.
+    number: 0,
+    name,
+    isCompleted: false,
+    description: null,
+    listId: listId.toLowerCase(),
+    projectId,
+    assigneeId: assigneeId?.toLowerCase() ?? null,
+    statusId: null,
+    order: 0,
+    createdAt,
+    labels: [],
+  };
+  const { eventId, event } = buildTaskEvent('task.created', draft, createdAt);
+  const created = await createTaskWithEvent(pool, {
+    id: draft.id,
+    workspaceId,
+    projectId,
+    sectionId: draft.listId,
+    name,
+    assigneeId: draft.assigneeId,
+    createdAt,
+    freeTaskLimit: freePlanLimits.tasks,
+    eventId,
+    event,
+  }).catch((error: unknown) => {
+    if (isPgError(error, taskLimitReached)) throw forbidden(`free plan limit reached: ${freePlanLimits.tasks} tasks`);
+    throw error;
   });
+  switch (created.outcome) {
+    case 'created':
+      return { id: draft.id, number: created.number };
+    case 'project_not_found':
+      throw notFound('project not found');
+    case 'section_not_in_project':
+      throw invalid('listId does not belong to projectId');
+    case 'assignee_not_member':
+      throw invalid('assigneeId is not a member of this workspace');
+  }
 }
 
 export interface UpdateTaskInput {
@@ -101,78 +122,124 @@ export interface UpdateTaskInput {
   description?: DescriptionInput | undefined;
 }
 
+/** A sent reference id in lower case; null when it is not a UUID (it then matches no row). */
+const lookupId = (value: string | undefined): string | null => (isUuid(value) ? value.toLowerCase() : null);
+
 /**
- * Applies a PATCH under the task's row lock; emits `task.completed` / `task.updated` for an
- * effective change and nothing for a no-op. Returns the task as it is afterwards.
+ * The update the PATCH makes to the task as read, with its references checked (in the order the
+ * API has always answered them); throws for an invalid reference.
+ */
+function planChange(read: TaskForChange, input: UpdateTaskInput, fields: ResolvedUpdate, refs: ChangeReferences): UpdatePlan {
+  const update: ResolvedUpdate = { ...fields };
+  if (input.statusId !== undefined) {
+    if (!read.status) throw invalid('statusId is not a status of this workspace');
+    update.status = read.status;
+  }
+  if (input.listId !== undefined) {
+    if (refs.listId === null || !read.listInProject) throw invalid("listId does not belong to the task's project");
+    update.listId = refs.listId;
+  }
+  if (input.assigneeId !== undefined) {
+    if (refs.assigneeId === null || !read.assigneeIsMember) throw invalid('assigneeId is not a member of this workspace');
+    update.assigneeId = refs.assigneeId;
+  }
+  if (refs.systemType !== null && read.systemStatusId === null) {
+    throw new DomainError('failed_precondition', `the workspace has no ${refs.systemType} status`);
+  }
+  const { task } = read;
+  const state: TaskState = {
+    name: task.name,
+    listId: task.listId,
+    isCompleted: task.isCompleted,
+    statusId: task.statusId,
+    assigneeId: task.assigneeId,
+    description: task.description,
+  };
+  return planTaskUpdate(state, update, () => read.systemStatusId!);
+}
+
+/** Writes the planned change and its event if the row is still as read; the task afterwards, or null. */
+async function applyChange(db: Queryable, read: TaskForChange, plan: UpdatePlan, position: number): Promise<Task | null> {
+  const updated: Task = { ...read.task, ...plan.next, order: position };
+  const { eventId, event } = buildTaskEvent(plan.event!, updated);
+  const written = await writeTaskChange(db, {
+    id: updated.id,
+    workspaceId: updated.workspaceId,
+    version: read.version,
+    change: {
+      name: updated.name,
+      sectionId: updated.listId,
+      position,
+      isCompleted: updated.isCompleted,
+      statusId: updated.statusId,
+      assigneeId: updated.assigneeId,
+      description: plan.changed.includes('description') ? { value: updated.description } : null,
+    },
+    eventId,
+    event,
+  });
+  return written ? updated : null;
+}
+
+/**
+ * Applies a PATCH; emits `task.completed` / `task.updated` for an effective change and nothing for
+ * a no-op. Returns the task as it is afterwards.
+ *
+ * Optimistic first: one read (task and references), one conditional write (task and event) that
+ * applies only if the row is unchanged since the read; no transaction, no lock held across round
+ * trips. A move (its position is the end of the target section, which needs that section's lock)
+ * or a task changed concurrently takes the locked path: row lock, then section lock.
  */
 export async function updateTask(pool: Pool, input: UpdateTaskInput): Promise<Task> {
   const workspaceId = pathId(input.workspaceId, 'workspace');
   const id = pathId(input.id, 'task');
   if (input.assigneeId !== undefined && input.clearAssignee) throw invalid('assigneeId and clearAssignee cannot both be set');
   // Input checks that need no database come first, so a bad request fails fast.
-  const update: ResolvedUpdate = {};
-  if (input.name !== undefined) update.name = requiredText(input.name, 'name');
-  if (input.isCompleted !== undefined) update.isCompleted = input.isCompleted;
-  if (input.description !== undefined) update.description = resolveDescription(input.description);
-  if (input.clearAssignee) update.assigneeId = null;
+  const fields: ResolvedUpdate = {};
+  if (input.name !== undefined) fields.name = requiredText(input.name, 'name');
+  if (input.isCompleted !== undefined) fields.isCompleted = input.isCompleted;
+  if (input.description !== undefined) fields.description = resolveDescription(input.description);
+  if (input.clearAssignee) fields.assigneeId = null;
   const anySent =
-    hasAnyField(update) || input.listId !== undefined || input.statusId !== undefined || input.assigneeId !== undefined;
+    hasAnyField(fields) || input.listId !== undefined || input.statusId !== undefined || input.assigneeId !== undefined;
   if (!anySent) throw invalid('no fields to update');
-
-  return inTransaction(pool, async (db) => {
-    const current = await lockTask(db, workspaceId, id);
+  const refs: ChangeReferences = {
+    statusId: lookupId(input.statusId),
+    listId: lookupId(input.listId),
+    assigneeId: lookupId(input.assigneeId),
+    // The system status isCompleted selects, when no status is sent.
+    systemType: input.isCompleted === undefined || input.statusId !== undefined ? null : input.isCompleted ? 'done' : 'todo',
+  };
+  const read = async (db: Queryable, lock: boolean): Promise<{ current: TaskForChange; plan: UpdatePlan }> => {
+    const current = await readTaskForChange(db, workspaceId, id, refs, lock);
     if (!current) throw notFound('task not found');
-    if (input.statusId !== undefined) {
-      const status = await getStatus(db, workspaceId, referenceId(input.statusId, 'statusId', 'is not a status of this workspace'));
-      if (!status) throw invalid('statusId is not a status of this workspace');
-      update.status = { id: status.id, systemType: status.systemType };
-    }
-    if (input.listId !== undefined) {
-      const listId = referenceId(input.listId, 'listId', "does not belong to the task's project");
-      if (!(await sectionInProject(db, current.projectId, listId))) throw invalid("listId does not belong to the task's project");
-      update.listId = listId;
-    }
-    if (input.assigneeId !== undefined) update.assigneeId = await requireMember(db, workspaceId, input.assigneeId);
+    return { current, plan: planChange(current, input, fields, refs) };
+  };
 
-    const systemIds: Partial<Record<SystemType, string>> = {};
-    if (update.isCompleted !== undefined && update.status === undefined) {
-      const type: SystemType = update.isCompleted ? 'done' : 'todo';
-      const status = await getSystemStatus(db, workspaceId, type);
-      if (!status) throw new DomainError('failed_precondition', `the workspace has no ${type} status`);
-      systemIds[type] = status.id;
-    }
-    const state: TaskState = {
-      name: current.name,
-      listId: current.listId,
-      isCompleted: current.isCompleted,
-      statusId: current.statusId,
-      assigneeId: current.assigneeId,
-      description: current.description,
-    };
-    const plan = planTaskUpdate(state, update, (type) => systemIds[type]!);
-    if (plan.event === null) return current;
-
-    let position = current.order;
-    if (plan.next.listId !== current.listId) {
+  const first = await read(pool, false);
+  if (first.plan.event === null) return first.current.task;
+  if (first.plan.next.listId === first.current.task.listId) {
+    const updated = await applyChange(pool, first.current, first.plan, first.current.task.order);
+    if (updated) return updated;
+  }
+  return inTransaction(pool, async (db) => {
+    const { current, plan } = await read(db, true);
+    if (plan.event === null) return current.task;
+    let position = current.task.order;
+    if (plan.next.listId !== current.task.listId) {
       // A moved task goes to the end of its new section.
-      await lockSection(db, current.projectId, plan.next.listId);
+      await lockSection(db, current.task.projectId, plan.next.listId);
       position = await nextPositionInSection(db, plan.next.listId);
     }
-    await updateTaskRow(db, id, { ...plan.next, sectionId: plan.next.listId, position });
-    const updated: Task = { ...current, ...plan.next, order: position };
-    await emit(db, plan.event, updated);
+    const updated = await applyChange(db, current, plan, position);
+    if (!updated) throw new Error('the locked task row changed');
     return updated;
   });
 }
 
 /** Deletes a task and its comments and frees its plan slot; emits no event. */
-export async function deleteTask(pool: Pool, workspaceId: string, id: string): Promise<void> {
-  const ws = pathId(workspaceId, 'workspace');
-  const taskId = pathId(id, 'task');
-  await inTransaction(pool, async (db) => {
-    if (!(await deleteTaskRow(db, ws, taskId))) throw notFound('task not found');
-    await releaseTaskSlot(db, ws);
-  });
+export async function deleteTask(pool: Queryable, workspaceId: string, id: string): Promise<void> {
+  if (!(await deleteTaskRow(pool, pathId(workspaceId, 'workspace'), pathId(id, 'task')))) throw notFound('task not found');
 }
 
 export type Actor = { apiKeyId: string } | { userId: string };

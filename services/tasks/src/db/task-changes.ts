@@ -1,0 +1,201 @@
+import type { Label, RichTextNodes, SystemType, Task } from '../domain/model.js';
+import type { TaskEvent } from '../events/task-event.js';
+import type { Queryable } from './queryable.js';
+
+/** SQLSTATE raised by `create_task` (migration 004) when the free plan has no task slot left. */
+export const taskLimitReached = 'TW403';
+
+export type CreateOutcome =
+  | { outcome: 'created'; number: number }
+  | { outcome: 'project_not_found' | 'section_not_in_project' | 'assignee_not_member' };
+
+/**
+ * Creates a task and writes its `task.created` event in one statement (`create_task`, migration
+ * 004): called on the pool, outside an explicit transaction, so its row locks are never held across a
+ * round trip. Throws SQLSTATE {@link taskLimitReached} when the free plan is full.
+ */
+export async function createTaskWithEvent(
+  db: Queryable,
+  input: {
+    id: string;
+    workspaceId: string;
+    projectId: string;
+    sectionId: string;
+    name: string;
+    assigneeId: string | null;
+    createdAt: Date;
+    freeTaskLimit: number;
+    eventId: string;
+    event: TaskEvent;
+  },
+): Promise<CreateOutcome> {
+  const { rows } = await db.query<{ outcome: CreateOutcome['outcome']; task_number: number | null }>({
+    name: 'tasks-create-task',
+    text: 'SELECT outcome, task_number FROM create_task($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb)',
+    values: [
+      input.id,
+      input.workspaceId,
+      input.projectId,
+      input.sectionId,
+      input.name,
+      input.assigneeId,
+      input.createdAt,
+      input.freeTaskLimit,
+      input.eventId,
+      JSON.stringify(input.event),
+    ],
+  });
+  const row = rows[0]!;
+  return row.outcome === 'created' ? { outcome: 'created', number: row.task_number! } : { outcome: row.outcome };
+}
+
+/** A task as read for a PATCH, with what the PATCH refers to resolved in the same statement. */
+export interface TaskForChange {
+  task: Task;
+  /** The row version read; a write applies only while the row is still at this version. */
+  version: string;
+  /** The sent `statusId`'s status in the task's workspace (null: not sent or no such status). */
+  status: { id: string; systemType: SystemType | null } | null;
+  /** Whether the sent `listId` is a section of the task's project. */
+  listInProject: boolean;
+  /** Whether the sent `assigneeId` is a member of the task's workspace. */
+  assigneeIsMember: boolean;
+  /** The id of the workspace's status of the requested system type (null: none asked or none). */
+  systemStatusId: string | null;
+}
+
+export interface ChangeReferences {
+  /** Each null when not sent (or not a UUID: then it matches nothing). */
+  statusId: string | null;
+  listId: string | null;
+  assigneeId: string | null;
+  systemType: SystemType | null;
+}
+
+interface TaskForChangeRow {
+  id: string;
+  workspace_id: string;
+  number: number;
+  name: string;
+  is_completed: boolean;
+  description: RichTextNodes | null;
+  section_id: string;
+  project_id: string;
+  assignee_id: string | null;
+  status_id: string | null;
+  position: number;
+  created_at: Date;
+  labels: Label[];
+  version: string;
+  ref_status_id: string | null;
+  ref_status_type: SystemType | null;
+  list_in_project: boolean;
+  assignee_is_member: boolean;
+  system_status_id: string | null;
+}
+
+// `xmin` (the id of the transaction that wrote this row version) is the row version: every UPDATE of
+// the row, by any code path, changes it.
+const readTaskForChangeSql = `SELECT t.id, t.workspace_id, t.number, t.name, t.is_completed, t.description, t.section_id,
+    t.project_id, t.assignee_id, t.status_id, t.position, t.created_at, t.xmin::text AS version,
+    coalesce((
+      SELECT json_agg(json_build_object('id', l.id, 'name', l.name, 'color', l.color) ORDER BY l.name, l.id)
+      FROM task_labels tl JOIN labels l ON l.id = tl.label_id WHERE tl.task_id = t.id
+    ), '[]'::json) AS labels,
+    s.id AS ref_status_id, s.system_type AS ref_status_type,
+    EXISTS (SELECT 1 FROM sections WHERE project_id = t.project_id AND id = $4) AS list_in_project,
+    EXISTS (SELECT 1 FROM members WHERE workspace_id = t.workspace_id AND user_id = $5) AS assignee_is_member,
+    (SELECT id FROM statuses WHERE workspace_id = t.workspace_id AND system_type = $6) AS system_status_id
+  FROM tasks t LEFT JOIN statuses s ON s.workspace_id = t.workspace_id AND s.id = $3
+  WHERE t.workspace_id = $1 AND t.id = $2`;
+
+/** Reads a task for a PATCH (and locks its row until commit when `lock`); null when there is none. */
+export async function readTaskForChange(
+  db: Queryable,
+  workspaceId: string,
+  id: string,
+  refs: ChangeReferences,
+  lock: boolean,
+): Promise<TaskForChange | null> {
+  const { rows } = await db.query<TaskForChangeRow>({
+    name: lock ? 'tasks-read-task-for-change-locked' : 'tasks-read-task-for-change',
+    text: lock ? `${readTaskForChangeSql} FOR NO KEY UPDATE OF t` : readTaskForChangeSql,
+    values: [workspaceId, id, refs.statusId, refs.listId, refs.assigneeId, refs.systemType],
+  });
+  const row = rows[0];
+  if (!row) return null;
+  return {
+    task: {
+      id: row.id,
+      workspaceId: row.workspace_id,
+      number: row.number,
+      name: row.name,
+      isCompleted: row.is_completed,
+      description: row.description,
+      listId: row.section_id,
+      projectId: row.project_id,
+      assigneeId: row.assignee_id,
+      statusId: row.status_id,
+      order: row.position,
+      createdAt: row.created_at,
+      labels: row.labels,
+    },
+    version: row.version,
+    status: row.ref_status_id === null ? null : { id: row.ref_status_id, systemType: row.ref_status_type },
+    listInProject: row.list_in_project,
+    assigneeIsMember: row.assignee_is_member,
+    systemStatusId: row.system_status_id,
+  };
+}
+
+/** The state a PATCH writes (`description` only when it changed: it can be large). */
+export interface TaskChange {
+  name: string;
+  sectionId: string;
+  position: number;
+  isCompleted: boolean;
+  statusId: string | null;
+  assigneeId: string | null;
+  description: { value: RichTextNodes | null } | null;
+}
+
+/**
+ * Writes a task's new state and its event in one statement, only if the row is still at `version`;
+ * false when it is not (someone changed the task since it was read: nothing was written).
+ */
+export async function writeTaskChange(
+  db: Queryable,
+  input: { id: string; workspaceId: string; version: string; change: TaskChange; eventId: string; event: TaskEvent },
+): Promise<boolean> {
+  const { change, event } = input;
+  const description = change.description?.value ?? null;
+  const { rowCount } = await db.query({
+    name: 'tasks-write-task-change',
+    text: `WITH changed AS (
+             UPDATE tasks SET name = $3, section_id = $4, position = $5, is_completed = $6, status_id = $7, assignee_id = $8,
+               description = CASE WHEN $9 THEN $10::jsonb ELSE description END, updated_at = now()
+             WHERE id = $1 AND workspace_id = $14 AND xmin = $2::xid
+             RETURNING id
+           )
+           INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, workspace_id, created_at)
+           SELECT $11, 'task', changed.id::text, $12, $13::jsonb, $14, $15 FROM changed`,
+    values: [
+      input.id,
+      input.version,
+      change.name,
+      change.sectionId,
+      change.position,
+      change.isCompleted,
+      change.statusId,
+      change.assigneeId,
+      change.description !== null,
+      description === null ? null : JSON.stringify(description),
+      input.eventId,
+      event.event,
+      JSON.stringify(event),
+      input.workspaceId,
+      event.createdAt,
+    ],
+  });
+  return rowCount === 1;
+}
