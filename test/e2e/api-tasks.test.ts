@@ -570,5 +570,32 @@ describe('tasks', () => {
       expect(tasks.map((task) => task.number).sort((a, b) => a - b)).toStrictEqual(numbers);
       expect(new Set(tasks.map((task) => task.order)).size).toBe(30);
     });
+
+    it('parallel creations and moves into one section each go to its end: positions exactly 0..n-1', async () => {
+      const burstKey: Credentials = { apiKey: (await createApiKey(ws.workspace.id, ws.owner.userId)).key };
+      const target = await createProject(burstKey);
+      const { id: elsewhere } = await createSection(burstKey, target.id);
+      const movers: string[] = [];
+      for (let index = 0; index < 6; index++) movers.push((await createTask(burstKey, { projectId: target.id, listId: elsewhere })).id);
+      await Promise.all([
+        ...Array.from({ length: 24 }, () => createTask(burstKey, { projectId: target.id, listId: target.defaultListId })),
+        ...movers.map((id) => patchTask(burstKey, id, { listId: target.defaultListId })),
+      ]);
+
+      const inSection = (await listTasks(burstKey, target.id)).filter((task) => task.listId === target.defaultListId);
+      expect(inSection.map((task) => task.order).sort((a, b) => a - b)).toStrictEqual(Array.from({ length: 30 }, (_, index) => index));
+    });
+
+    it('parallel PATCHes of one task all apply, one after another: each answer is its own change', async () => {
+      const burstKey: Credentials = { apiKey: (await createApiKey(ws.workspace.id, ws.owner.userId)).key };
+      const task = await createTask(burstKey, { projectId: project.id, listId: project.defaultListId });
+      const names = Array.from({ length: 16 }, (_, index) => `Contended ${index}`);
+      const answers = await Promise.all(
+        names.map((name, index) => patchTask(burstKey, task.id, index % 2 === 0 ? { name } : { name, isCompleted: index % 4 === 1 })),
+      );
+      expect(answers.map((answer) => answer.name)).toStrictEqual(names);
+      for (const answer of answers) expect(answer.statusId).toBe(answer.isCompleted ? done.id : todo.id);
+      expect(names).toContain((await getTask(burstKey, task.id)).name);
+    });
   });
 });

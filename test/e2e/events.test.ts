@@ -229,6 +229,20 @@ describe('task events on task-events.v1', () => {
     // Numbers 1..8, no gaps, no duplicates.
     expect(tasks.map((task) => task.number).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
   });
+
+  it('parallel PATCHes of one task: one event per change, the last one is the final state', async () => {
+    const project = await createProject(key);
+    const task = await createTask(key, { projectId: project.id, listId: project.defaultListId, name: 'Contended' });
+    const names = Array.from({ length: 12 }, (_, index) => `Contended ${index}`);
+    await Promise.all(names.map((name) => patchTask(key, task.id, { name })));
+    const final = await getTask(key, task.id);
+
+    await collector.waitFor({ [task.id]: 1 + names.length });
+    const events = collector.of(task.id);
+    expect(events.map((event) => event.payload.event)).toEqual(['task.created', ...names.map(() => 'task.updated')]);
+    expect(events.slice(1).map((event) => event.payload.data.name).sort()).toEqual([...names].sort());
+    expect(events.at(-1)!.payload.data.name).toBe(final.name);
+  });
 });
 
 describe('task events while Kafka is down', () => {
