@@ -2,51 +2,52 @@ import type { Label, RichTextNodes, SystemType, Task } from '../domain/model.js'
 import type { TaskEvent } from '../events/task-event.js';
 import type { Queryable } from './queryable.js';
 
-/** SQLSTATE raised by `create_task` (migration 004) when the free plan has no task slot left. */
-export const taskLimitReached = 'TW403';
+/** One task of a creation batch (all items of a batch go to the same section). */
+export interface NewTask {
+  id: string;
+  name: string;
+  assigneeId: string | null;
+  createdAt: Date;
+  eventId: string;
+  /** Its `task.created` payload; `create_tasks` fills in `data.number` and `data.statusId`. */
+  event: TaskEvent;
+}
+
+export interface SectionKey {
+  workspaceId: string;
+  projectId: string;
+  sectionId: string;
+}
 
 export type CreateOutcome =
   | { outcome: 'created'; number: number }
-  | { outcome: 'project_not_found' | 'section_not_in_project' | 'assignee_not_member' };
+  | { outcome: 'project_not_found' | 'section_not_in_project' | 'assignee_not_member' | 'plan_limit' };
 
 /**
- * Creates a task and writes its `task.created` event in one statement (`create_task`, migration
- * 004): called on the pool, outside an explicit transaction, so its row locks are never held across a
- * round trip. Throws SQLSTATE {@link taskLimitReached} when the free plan is full.
+ * Creates tasks at the end of one section, with their `task.created` events, in one statement
+ * (`create_tasks`, migration 004); one outcome per item, in order. Call it on the pool, outside an
+ * explicit transaction: its row locks are then never held across a round trip.
  */
-export async function createTaskWithEvent(
-  db: Queryable,
-  input: {
-    id: string;
-    workspaceId: string;
-    projectId: string;
-    sectionId: string;
-    name: string;
-    assigneeId: string | null;
-    createdAt: Date;
-    freeTaskLimit: number;
-    eventId: string;
-    event: TaskEvent;
-  },
-): Promise<CreateOutcome> {
-  const { rows } = await db.query<{ outcome: CreateOutcome['outcome']; task_number: number | null }>({
-    name: 'tasks-create-task',
-    text: 'SELECT outcome, task_number FROM create_task($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb)',
+export async function createTasks(db: Queryable, section: SectionKey, items: NewTask[], freeTaskLimit: number): Promise<CreateOutcome[]> {
+  const { rows } = await db.query<{ item_outcome: CreateOutcome['outcome']; item_number: number | null }>({
+    name: 'tasks-create-tasks',
+    text: 'SELECT item_outcome, item_number FROM create_tasks($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb[])',
     values: [
-      input.id,
-      input.workspaceId,
-      input.projectId,
-      input.sectionId,
-      input.name,
-      input.assigneeId,
-      input.createdAt,
-      input.freeTaskLimit,
-      input.eventId,
-      JSON.stringify(input.event),
+      section.workspaceId,
+      section.projectId,
+      section.sectionId,
+      freeTaskLimit,
+      items.map((item) => item.id),
+      items.map((item) => item.name),
+      items.map((item) => item.assigneeId),
+      items.map((item) => item.createdAt),
+      items.map((item) => item.eventId),
+      items.map((item) => JSON.stringify(item.event)),
     ],
   });
-  const row = rows[0]!;
-  return row.outcome === 'created' ? { outcome: 'created', number: row.task_number! } : { outcome: row.outcome };
+  return rows.map((row) =>
+    row.item_outcome === 'created' ? { outcome: 'created', number: row.item_number! } : { outcome: row.item_outcome },
+  );
 }
 
 /** A task as read for a PATCH, with what the PATCH refers to resolved in the same statement. */

@@ -2,15 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { DomainError, forbidden, inTransaction, invalid, notFound, type Pool } from '@tws/common';
 import { getApiKeyName } from '../db/api-keys.js';
 import { lockSection, projectExists, sectionInProject } from '../db/projects.js';
-import { isPgError, type Queryable } from '../db/queryable.js';
-import {
-  createTaskWithEvent,
-  readTaskForChange,
-  taskLimitReached,
-  writeTaskChange,
-  type ChangeReferences,
-  type TaskForChange,
-} from '../db/task-changes.js';
+import type { Queryable } from '../db/queryable.js';
+import { readTaskForChange, writeTaskChange, type ChangeReferences, type TaskForChange } from '../db/task-changes.js';
+import { TaskCreationBatcher } from '../db/task-creation-batcher.js';
 import {
   deleteComment as deleteCommentRow,
   deleteTask as deleteTaskRow,
@@ -42,17 +36,26 @@ export async function listTasks(pool: Queryable, workspaceId: string, projectId:
   return tasks;
 }
 
-/** A malformed `listId` or `assigneeId`: the answer `create_task` gives for an unknown one, in its order. */
+/** A malformed `listId` or `assigneeId`: the answer `create_tasks` gives for an unknown one, in its order. */
 async function rejectMalformedReference(db: Queryable, workspaceId: string, projectId: string, listId: string): Promise<never> {
   if (!(await projectExists(db, workspaceId, projectId))) throw notFound('project not found');
   if (!isUuid(listId) || !(await sectionInProject(db, projectId, listId))) throw invalid('listId does not belong to projectId');
   throw invalid('assigneeId is not a member of this workspace');
 }
 
+const batchers = new WeakMap<Pool, TaskCreationBatcher>();
+
+function batcherOf(pool: Pool): TaskCreationBatcher {
+  let batcher = batchers.get(pool);
+  if (!batcher) batchers.set(pool, (batcher = new TaskCreationBatcher(pool, freePlanLimits.tasks)));
+  return batcher;
+}
+
 /**
  * A task at the end of its section, in the workspace's `todo` status, numbered by its project, with
- * its `task.created` event: one statement (`create_task`), which takes the section's position, the
- * project's next number and a plan slot under row locks held only for its own run.
+ * its `task.created` event. `create_tasks` takes the section's position, a plan slot and the
+ * project's next number under row locks held only for its own run; concurrent creations in one
+ * section share a call (TaskCreationBatcher).
  */
 export async function createTask(
   pool: Pool,
@@ -69,7 +72,7 @@ export async function createTask(
   const draft: Task = {
     id: randomUUID(),
     workspaceId,
-    // Number and status are filled into the event by create_task.
+    // Number and status are filled into the event by create_tasks.
     number: 0,
     name,
     isCompleted: false,
@@ -83,21 +86,10 @@ export async function createTask(
     labels: [],
   };
   const { eventId, event } = buildTaskEvent('task.created', draft, createdAt);
-  const created = await createTaskWithEvent(pool, {
-    id: draft.id,
-    workspaceId,
-    projectId,
-    sectionId: draft.listId,
-    name,
-    assigneeId: draft.assigneeId,
-    createdAt,
-    freeTaskLimit: freePlanLimits.tasks,
-    eventId,
-    event,
-  }).catch((error: unknown) => {
-    if (isPgError(error, taskLimitReached)) throw forbidden(`free plan limit reached: ${freePlanLimits.tasks} tasks`);
-    throw error;
-  });
+  const created = await batcherOf(pool).create(
+    { workspaceId, projectId, sectionId: draft.listId },
+    { id: draft.id, name, assigneeId: draft.assigneeId, createdAt, eventId, event },
+  );
   switch (created.outcome) {
     case 'created':
       return { id: draft.id, number: created.number };
@@ -107,6 +99,8 @@ export async function createTask(
       throw invalid('listId does not belong to projectId');
     case 'assignee_not_member':
       throw invalid('assigneeId is not a member of this workspace');
+    case 'plan_limit':
+      throw forbidden(`free plan limit reached: ${freePlanLimits.tasks} tasks`);
   }
 }
 
