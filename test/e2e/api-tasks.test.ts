@@ -586,6 +586,29 @@ describe('tasks', () => {
       expect(inSection.map((task) => task.order).sort((a, b) => a - b)).toStrictEqual(Array.from({ length: 30 }, (_, index) => index));
     });
 
+    it('parallel creations with some bad assignees: only those get 400, the others dense numbers and positions', async () => {
+      const burstKey: Credentials = { apiKey: (await createApiKey(ws.workspace.id, ws.owner.userId)).key };
+      const target = await createProject(burstKey);
+      const responses = await Promise.all(
+        Array.from({ length: 20 }, (_, index) =>
+          api<CreatedTask>('POST', '/v1/tasks', {
+            credentials: burstKey,
+            body: {
+              projectId: target.id,
+              listId: target.defaultListId,
+              name: `Mixed ${index}`,
+              ...(index % 4 === 0 ? { assigneeId: unknownId() } : index % 4 === 1 ? { assigneeId: member.userId } : {}),
+            },
+          }),
+        ),
+      );
+      responses.forEach((response, index) => (index % 4 === 0 ? expectError(response, 400) : expectStatus(response, 201)));
+      const tasks = await listTasks(burstKey, target.id);
+      expect(tasks.map((task) => task.number).sort((a, b) => a - b)).toStrictEqual(Array.from({ length: 15 }, (_, index) => index + 1));
+      expect(tasks.map((task) => task.order).sort((a, b) => a - b)).toStrictEqual(Array.from({ length: 15 }, (_, index) => index));
+      expect(tasks.filter((task) => task.assigneeId === member.userId)).toHaveLength(5);
+    });
+
     it('parallel PATCHes of one task all apply, one after another: each answer is its own change', async () => {
       const burstKey: Credentials = { apiKey: (await createApiKey(ws.workspace.id, ws.owner.userId)).key };
       const task = await createTask(burstKey, { projectId: project.id, listId: project.defaultListId });
