@@ -35,10 +35,10 @@ describe('RetentionJob', () => {
     const oldPending = randomUUID();
     const recentDone = randomUUID();
     await pool.query(
-      `INSERT INTO deliveries (id, endpoint_id, event_id, state, updated_at) VALUES
-         ($1, $4, $5, 'succeeded', now() - interval '31 days'),
-         ($2, $4, $6, 'pending', now() - interval '31 days'),
-         ($3, $4, $7, 'failed', now() - interval '29 days')`,
+      `INSERT INTO deliveries (id, endpoint_id, event_id, state, created_at, updated_at) VALUES
+         ($1, $4, $5, 'succeeded', now() - interval '32 days', now() - interval '31 days'),
+         ($2, $4, $6, 'pending', now() - interval '32 days', now() - interval '31 days'),
+         ($3, $4, $7, 'failed', now() - interval '32 days', now() - interval '29 days')`,
       [oldDone, oldPending, recentDone, endpoint, events[0], events[1], events[2]],
     );
     await pool.query(
