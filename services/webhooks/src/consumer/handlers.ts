@@ -3,7 +3,7 @@ import type { DeliveryStore, DeliveryWork } from '../db/deliveries.js';
 import type { DeliveryPipeline } from '../delivery/pipeline.js';
 import type { WebhookMetrics } from '../metrics.js';
 import { attemptOfTopic, redeliveryTopic } from '../retry/schedule.js';
-import { retryUntilDone } from '../util/concurrency.js';
+import { MicroBatcher, retryUntilDone } from '../util/concurrency.js';
 import { headerText, originalOf, parseScheduledAttempt, parseTaskEvent, type ParsedTaskEvent } from './messages.js';
 import type { Acceptance, IncomingMessage, MessageHandler } from './runner.js';
 
@@ -31,7 +31,12 @@ function durably<T>(deps: HandlerDeps, step: () => Promise<T>, what: string): Pr
  * every one of its deliveries succeeded or has its retry safely on a delay topic.
  */
 export class TaskEventHandler implements MessageHandler {
-  constructor(private readonly deps: HandlerDeps) {}
+  /** Chunks accepted at about the same time (one per partition) fan out in one pair of statements. */
+  private readonly fanOuts: MicroBatcher<ParsedTaskEvent[], DeliveryWork[]>;
+
+  constructor(private readonly deps: HandlerDeps) {
+    this.fanOuts = new MicroBatcher((chunks) => fanOutTogether(deps.store, chunks), { maxItems: 16, maxDelayMs: 1 });
+  }
 
   saturated(): boolean {
     return this.deps.pipeline.inFlight >= this.deps.maxPending;
@@ -48,9 +53,13 @@ export class TaskEventHandler implements MessageHandler {
       return event;
     });
     const events = parsed.filter((event): event is ParsedTaskEvent => event !== undefined);
-    const work = await durably(this.deps, () => this.deps.store.fanOut(events), 'fan-out');
+    const work = events.length === 0 ? [] : await durably(this.deps, () => this.fanOuts.add(events), 'fan-out');
     const byEvent = new Map<string, DeliveryWork[]>();
-    for (const item of work) byEvent.set(item.eventId, [...(byEvent.get(item.eventId) ?? []), item]);
+    for (const item of work) {
+      const list = byEvent.get(item.eventId);
+      if (list) list.push(item);
+      else byEvent.set(item.eventId, [item]);
+    }
     const settled = messages.map(({ topic, partition, message }, index) => {
       const event = parsed[index];
       if (!event) return settledNow;
@@ -65,6 +74,24 @@ export class TaskEventHandler implements MessageHandler {
     });
     return { settled };
   }
+}
+
+/** One fan-out for several chunks; each chunk gets the deliveries of its events (an event id once overall). */
+async function fanOutTogether(store: DeliveryStore, chunks: ParsedTaskEvent[][]): Promise<DeliveryWork[][]> {
+  const work = await store.fanOut(chunks.flat());
+  const byEvent = new Map<string, DeliveryWork[]>();
+  for (const item of work) {
+    const list = byEvent.get(item.eventId);
+    if (list) list.push(item);
+    else byEvent.set(item.eventId, [item]);
+  }
+  return chunks.map((events) =>
+    events.flatMap((event) => {
+      const deliveries = byEvent.get(event.id) ?? [];
+      byEvent.delete(event.id);
+      return deliveries;
+    }),
+  );
 }
 
 /**
