@@ -102,8 +102,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
       WEBHOOK_DELIVERY_CONCURRENCY: env.count(256),
       /** Attempts running at once to one endpoint; also its keep-alive pool size. */
       WEBHOOK_ENDPOINT_CONCURRENCY: env.count(32),
-      /** Deliveries accepted from Kafka but not settled yet before fetching pauses (backpressure). */
-      WEBHOOK_MAX_PENDING_DELIVERIES: env.count(10_000),
+      /**
+       * Deliveries accepted from Kafka but not settled yet before fetching pauses (backpressure). Each
+       * holds its payload and promises: this bounds the heap; a few times the concurrency keeps every slot busy.
+       */
+      WEBHOOK_MAX_PENDING_DELIVERIES: env.count(2_000),
       /** Finished deliveries (and their attempts) are kept this many days in the delivery log. */
       WEBHOOK_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
       /** Kafka partitions of the retry, redelivery and dead-letter topics (set by migrate.js). */
