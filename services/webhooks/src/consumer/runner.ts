@@ -57,6 +57,10 @@ export class TrackedConsumer {
       sessionTimeout: 30_000,
       heartbeatInterval: 3_000,
       maxWaitTimeInMs: 100,
+      // A fetch's messages stay in memory until handed over (longer while the handler is saturated):
+      // 256 KiB per partition is still ~350 task events, far more than one chunk.
+      maxBytesPerPartition: 256 * 1024,
+      maxBytes: 2 * 1024 * 1024,
       retry: { retries: 10 },
     });
     this.consumer.on(this.consumer.events.GROUP_JOIN, ({ payload }) => {
