@@ -97,8 +97,11 @@ export class DeliveryPipeline {
         return;
       }
       if (work.nextAttempt < attempt) return;
-      const run = () => this.attempt(work, attempt, context);
-      await (context.ordered ? this.order.run(`${work.endpointId}/${work.taskId}`, run) : run());
+      // Order holds for the requests only: the next event's attempt goes out once this one's response
+      // is in, while this one is still being logged and handed off.
+      const send = () => this.sendLimited(work);
+      const result = await (context.ordered ? this.order.run(`${work.endpointId}/${work.taskId}`, send) : send());
+      await this.settle(work, attempt, context, result);
     } finally {
       this.pending -= 1;
       this.options.metrics.inFlight.set(this.pending);
@@ -114,11 +117,15 @@ export class DeliveryPipeline {
     return semaphore;
   }
 
-  private async attempt(work: DeliveryWork, attempt: number, context: AttemptContext): Promise<void> {
+  private async sendLimited(work: DeliveryWork): Promise<AttemptResult> {
     const endpointLimit = this.endpointLimit(work.endpointId);
     const result = await endpointLimit.run(() => this.global.run(() => this.send(work)));
     if (endpointLimit.inUse === 0 && endpointLimit.queued === 0) this.perEndpoint.delete(work.endpointId);
+    return result;
+  }
 
+  /** Metrics, the attempt log (compare-and-set) and the hand-off of the next step. */
+  private async settle(work: DeliveryWork, attempt: number, context: AttemptContext, result: AttemptResult): Promise<void> {
     const { metrics } = this.options;
     metrics.deliveries.inc({ result: result.outcome, attempt: String(attempt) });
     metrics.duration.observe({ result: result.outcome }, result.durationMs / 1000);
