@@ -110,6 +110,12 @@ const readTaskForChangeSql = `SELECT t.id, t.workspace_id, t.number, t.name, t.i
   FROM tasks t LEFT JOIN statuses s ON s.workspace_id = t.workspace_id AND s.id = $3
   WHERE t.workspace_id = $1 AND t.id = $2`;
 
+// A reference that was not sent is passed as a value that names no row rather than NULL: with a NULL
+// parameter Postgres folds the lookup away in a custom plan, which then always looks cheaper than the
+// generic plan, so the statement would be planned afresh on every execution.
+const noUuid = '00000000-0000-0000-0000-000000000000';
+const noSystemType = '';
+
 /** Reads a task for a PATCH (and locks its row until commit when `lock`); null when there is none. */
 export async function readTaskForChange(
   db: Queryable,
@@ -121,7 +127,7 @@ export async function readTaskForChange(
   const { rows } = await db.query<TaskForChangeRow>({
     name: lock ? 'tasks-read-task-for-change-locked' : 'tasks-read-task-for-change',
     text: lock ? `${readTaskForChangeSql} FOR NO KEY UPDATE OF t` : readTaskForChangeSql,
-    values: [workspaceId, id, refs.statusId, refs.listId, refs.assigneeId, refs.systemType],
+    values: [workspaceId, id, refs.statusId ?? noUuid, refs.listId ?? noUuid, refs.assigneeId ?? noUuid, refs.systemType ?? noSystemType],
   });
   const row = rows[0];
   if (!row) return null;
