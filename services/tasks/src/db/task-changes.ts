@@ -166,16 +166,28 @@ export interface TaskChange {
   description: { value: RichTextNodes | null } | null;
 }
 
+export interface TaskWrite {
+  id: string;
+  workspaceId: string;
+  /** The row version the change was planned on. */
+  version: string;
+  change: TaskChange;
+  eventId: string;
+  event: TaskEvent;
+}
+
+/** The new description as JSON text (null: cleared or unchanged). */
+function descriptionJson(change: TaskChange): string | null {
+  const value = change.description?.value ?? null;
+  return value === null ? null : JSON.stringify(value);
+}
+
 /**
  * Writes a task's new state and its event in one statement, only if the row is still at `version`;
  * false when it is not (someone changed the task since it was read: nothing was written).
  */
-export async function writeTaskChange(
-  db: Queryable,
-  input: { id: string; workspaceId: string; version: string; change: TaskChange; eventId: string; event: TaskEvent },
-): Promise<boolean> {
-  const { change, event } = input;
-  const description = change.description?.value ?? null;
+export async function writeTaskChange(db: Queryable, write: TaskWrite): Promise<boolean> {
+  const { change, event } = write;
   const { rowCount } = await db.query({
     name: 'tasks-write-task-change',
     text: `WITH changed AS (
@@ -187,8 +199,8 @@ export async function writeTaskChange(
            INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, workspace_id, created_at)
            SELECT $11, 'task', changed.id::text, $12, $13::jsonb, $14, $15 FROM changed`,
     values: [
-      input.id,
-      input.version,
+      write.id,
+      write.version,
       change.name,
       change.sectionId,
       change.position,
@@ -196,13 +208,73 @@ export async function writeTaskChange(
       change.statusId,
       change.assigneeId,
       change.description !== null,
-      description === null ? null : JSON.stringify(description),
-      input.eventId,
+      descriptionJson(change),
+      write.eventId,
       event.event,
       JSON.stringify(event),
-      input.workspaceId,
+      write.workspaceId,
       event.createdAt,
     ],
   });
   return rowCount === 1;
+}
+
+/**
+ * {@link writeTaskChange} for several tasks in one statement (one commit); one result per write, in
+ * order. A second write of the same task in one call is not attempted (false): it was planned on the
+ * same or an older version than the first.
+ */
+export async function writeTaskChanges(db: Queryable, writes: TaskWrite[]): Promise<boolean[]> {
+  const sent: TaskWrite[] = [];
+  const seen = new Set<string>();
+  for (const write of writes) {
+    if (seen.has(write.id)) continue;
+    seen.add(write.id);
+    sent.push(write);
+  }
+  // Rows in id order, so two such statements (of two replicas) lock shared rows in the same order.
+  sent.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const column = <T>(pick: (write: TaskWrite) => T): T[] => sent.map(pick);
+  const { rows } = await db.query<{ id: string }>({
+    name: 'tasks-write-task-changes',
+    text: `WITH input AS (
+             SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::uuid[], $6::int[], $7::bool[], $8::uuid[],
+               $9::uuid[], $10::bool[], $11::jsonb[], $12::uuid[], $13::text[], $14::jsonb[], $15::timestamptz[])
+               AS c(id, workspace_id, version, name, section_id, position, is_completed, status_id, assignee_id,
+                 description_changed, description, event_id, kind, payload, event_created_at)
+           ),
+           changed AS (
+             UPDATE tasks t SET name = c.name, section_id = c.section_id, position = c.position, is_completed = c.is_completed,
+               status_id = c.status_id, assignee_id = c.assignee_id,
+               description = CASE WHEN c.description_changed THEN c.description ELSE t.description END, updated_at = now()
+             FROM input c
+             WHERE t.id = c.id AND t.workspace_id = c.workspace_id AND t.xmin = c.version::xid
+             RETURNING t.id
+           ),
+           events AS (
+             INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, workspace_id, created_at)
+             SELECT c.event_id, 'task', c.id::text, c.kind, c.payload, c.workspace_id, c.event_created_at
+             FROM input c JOIN changed USING (id)
+           )
+           SELECT id FROM changed`,
+    values: [
+      column((write) => write.id),
+      column((write) => write.workspaceId),
+      column((write) => write.version),
+      column((write) => write.change.name),
+      column((write) => write.change.sectionId),
+      column((write) => write.change.position),
+      column((write) => write.change.isCompleted),
+      column((write) => write.change.statusId),
+      column((write) => write.change.assigneeId),
+      column((write) => write.change.description !== null),
+      column((write) => descriptionJson(write.change)),
+      column((write) => write.eventId),
+      column((write) => write.event.event),
+      column((write) => JSON.stringify(write.event)),
+      column((write) => write.event.createdAt),
+    ],
+  });
+  const written = new Set(rows.map((row) => row.id));
+  return writes.map((write) => sent.includes(write) && written.has(write.id));
 }

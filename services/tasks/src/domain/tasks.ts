@@ -3,8 +3,7 @@ import { DomainError, forbidden, inTransaction, invalid, notFound, type Pool } f
 import { getApiKeyName } from '../db/api-keys.js';
 import { lockSection, projectExists, sectionInProject } from '../db/projects.js';
 import type { Queryable } from '../db/queryable.js';
-import { readTaskForChange, writeTaskChange, type ChangeReferences, type TaskForChange } from '../db/task-changes.js';
-import { TaskCreationBatcher } from '../db/task-creation-batcher.js';
+import { readTaskForChange, writeTaskChange, type ChangeReferences, type TaskForChange, type TaskWrite } from '../db/task-changes.js';
 import {
   deleteComment as deleteCommentRow,
   deleteTask as deleteTaskRow,
@@ -21,6 +20,7 @@ import { freePlanLimits, type Task } from './model.js';
 import { hasAnyField, planTaskUpdate, type ResolvedUpdate, type TaskState, type UpdatePlan } from './task-update.js';
 import { isUuid } from './identifiers.js';
 import { pathId, requiredText } from './validation.js';
+import { createInBatch, writeInBatch } from './write-batches.js';
 
 export async function getTask(pool: Queryable, workspaceId: string, id: string): Promise<Task> {
   const task = await getTaskRow(pool, pathId(workspaceId, 'workspace'), pathId(id, 'task'));
@@ -43,19 +43,11 @@ async function rejectMalformedReference(db: Queryable, workspaceId: string, proj
   throw invalid('assigneeId is not a member of this workspace');
 }
 
-const batchers = new WeakMap<Pool, TaskCreationBatcher>();
-
-function batcherOf(pool: Pool): TaskCreationBatcher {
-  let batcher = batchers.get(pool);
-  if (!batcher) batchers.set(pool, (batcher = new TaskCreationBatcher(pool, freePlanLimits.tasks)));
-  return batcher;
-}
-
 /**
  * A task at the end of its section, in the workspace's `todo` status, numbered by its project, with
  * its `task.created` event. `create_tasks` takes the section's position, a plan slot and the
  * project's next number under row locks held only for its own run; concurrent creations in one
- * section share a call (TaskCreationBatcher).
+ * section share a call (createInBatch).
  */
 export async function createTask(
   pool: Pool,
@@ -86,7 +78,8 @@ export async function createTask(
     labels: [],
   };
   const { eventId, event } = buildTaskEvent('task.created', draft, createdAt);
-  const created = await batcherOf(pool).create(
+  const created = await createInBatch(
+    pool,
     { workspaceId, projectId, sectionId: draft.listId },
     { id: draft.id, name, assigneeId: draft.assigneeId, createdAt, eventId, event },
   );
@@ -153,10 +146,15 @@ function planChange(read: TaskForChange, input: UpdateTaskInput, fields: Resolve
 }
 
 /** Writes the planned change and its event if the row is still as read; the task afterwards, or null. */
-async function applyChange(db: Queryable, read: TaskForChange, plan: UpdatePlan, position: number): Promise<Task | null> {
+async function applyChange(
+  write: (change: TaskWrite) => Promise<boolean>,
+  read: TaskForChange,
+  plan: UpdatePlan,
+  position: number,
+): Promise<Task | null> {
   const updated: Task = { ...read.task, ...plan.next, order: position };
   const { eventId, event } = buildTaskEvent(plan.event!, updated);
-  const written = await writeTaskChange(db, {
+  const written = await write({
     id: updated.id,
     workspaceId: updated.workspaceId,
     version: read.version,
@@ -180,8 +178,8 @@ async function applyChange(db: Queryable, read: TaskForChange, plan: UpdatePlan,
  * a no-op. Returns the task as it is afterwards.
  *
  * Optimistic first: one read (task and references), one conditional write (task and event) that
- * applies only if the row is unchanged since the read; no transaction, no lock held across round
- * trips. A move (its position is the end of the target section, which needs that section's lock)
+ * applies only if the row is unchanged since the read (concurrent writes of a workspace share one
+ * statement: writeInBatch); no transaction, no lock held across round trips. A move (its position is the end of the target section, which needs that section's lock)
  * or a task changed concurrently takes the locked path: row lock, then section lock.
  */
 export async function updateTask(pool: Pool, input: UpdateTaskInput): Promise<Task> {
@@ -213,7 +211,7 @@ export async function updateTask(pool: Pool, input: UpdateTaskInput): Promise<Ta
   const first = await read(pool, false);
   if (first.plan.event === null) return first.current.task;
   if (first.plan.next.listId === first.current.task.listId) {
-    const updated = await applyChange(pool, first.current, first.plan, first.current.task.order);
+    const updated = await applyChange((change) => writeInBatch(pool, change), first.current, first.plan, first.current.task.order);
     if (updated) return updated;
   }
   return inTransaction(pool, async (db) => {
@@ -225,7 +223,7 @@ export async function updateTask(pool: Pool, input: UpdateTaskInput): Promise<Ta
       await lockSection(db, current.task.projectId, plan.next.listId);
       position = await nextPositionInSection(db, plan.next.listId);
     }
-    const updated = await applyChange(db, current, plan, position);
+    const updated = await applyChange((change) => writeTaskChange(db, change), current, plan, position);
     if (!updated) throw new Error('the locked task row changed');
     return updated;
   });
