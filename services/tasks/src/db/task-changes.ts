@@ -2,54 +2,6 @@ import type { Label, RichTextNodes, SystemType, Task } from '../domain/model.js'
 import type { TaskEvent } from '../events/task-event.js';
 import type { Queryable } from './queryable.js';
 
-/** One task of a creation batch (all items of a batch go to the same section). */
-export interface NewTask {
-  id: string;
-  name: string;
-  assigneeId: string | null;
-  createdAt: Date;
-  eventId: string;
-  /** Its `task.created` payload; `create_tasks` fills in `data.number` and `data.statusId`. */
-  event: TaskEvent;
-}
-
-export interface SectionKey {
-  workspaceId: string;
-  projectId: string;
-  sectionId: string;
-}
-
-export type CreateOutcome =
-  | { outcome: 'created'; number: number }
-  | { outcome: 'project_not_found' | 'section_not_in_project' | 'assignee_not_member' | 'plan_limit' };
-
-/**
- * Creates tasks at the end of one section, with their `task.created` events, in one statement
- * (`create_tasks`, migration 004); one outcome per item, in order. Call it on the pool, outside an
- * explicit transaction: its row locks are then never held across a round trip.
- */
-export async function createTasks(db: Queryable, section: SectionKey, items: NewTask[], freeTaskLimit: number): Promise<CreateOutcome[]> {
-  const { rows } = await db.query<{ item_outcome: CreateOutcome['outcome']; item_number: number | null }>({
-    name: 'tasks-create-tasks',
-    text: 'SELECT item_outcome, item_number FROM create_tasks($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb[])',
-    values: [
-      section.workspaceId,
-      section.projectId,
-      section.sectionId,
-      freeTaskLimit,
-      items.map((item) => item.id),
-      items.map((item) => item.name),
-      items.map((item) => item.assigneeId),
-      items.map((item) => item.createdAt),
-      items.map((item) => item.eventId),
-      items.map((item) => JSON.stringify(item.event)),
-    ],
-  });
-  return rows.map((row) =>
-    row.item_outcome === 'created' ? { outcome: 'created', number: row.item_number! } : { outcome: row.item_outcome },
-  );
-}
-
 /** A task as read for a PATCH, with what the PATCH refers to resolved in the same statement. */
 export interface TaskForChange {
   task: Task;

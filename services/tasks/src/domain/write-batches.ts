@@ -1,6 +1,7 @@
 import type { Pool } from '@tws/common';
 import { KeyedBatcher } from '../db/keyed-batcher.js';
-import { createTasks, writeTaskChanges, type CreateOutcome, type NewTask, type SectionKey, type TaskWrite } from '../db/task-changes.js';
+import { writeTaskChanges, type TaskWrite } from '../db/task-changes.js';
+import { createTasks, type CreateOutcome, type NewTask, type SectionKey } from '../db/task-creation.js';
 import { freePlanLimits } from './model.js';
 
 interface Creation {
