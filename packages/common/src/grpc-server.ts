@@ -82,6 +82,8 @@ export async function startGrpcServer(
     // replicas added by the autoscaler receive traffic; in-flight calls get the grace period.
     'grpc.max_connection_age_ms': 5 * 60_000,
     'grpc.max_connection_age_grace_ms': 30_000,
+    // Channelz (per-call counters and timestamps for a debugging service we do not expose) off.
+    'grpc.enable_channelz': 0,
   });
   const health = new HealthImplementation({ '': 'SERVING' });
   for (const registration of registrations) {
