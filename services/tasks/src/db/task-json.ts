@@ -2,10 +2,12 @@ import type { Queryable } from './queryable.js';
 
 /*
  * Read views rendered as the public API's JSON by Postgres itself (row_to_json / json_agg give
- * compact objects with the keys in the order written here). The gateway sends the bytes as they
- * are, so these column aliases ARE the response shapes of contract section 2:
- *   TaskListItem: id, number, name, isCompleted, description, listId, assigneeId, statusId, order, createdAt
+ * compact objects with the keys in the order written). The gateway sends the bytes as they are, so
+ * these column aliases ARE the response shapes of contract section 2:
  *   Task:         id, number, name, isCompleted, description, listId, assigneeId, statusId, createdAt, projectId, labels
+ *                 (below)
+ *   TaskListItem: id, number, name, isCompleted, description, listId, assigneeId, statusId, order, createdAt
+ *                 (rendered per row on write: migrations/005_task_list_json.sql)
  * `description` is the stored rich-text node array (NULL when empty); `createdAt` is ISO 8601 UTC
  * with milliseconds, as `Date.prototype.toISOString` writes it.
  */
@@ -39,17 +41,16 @@ export async function renderTask(db: Queryable, workspaceId: string, id: string)
 /**
  * The project's tasks as a JSON array in the list shape, ordered by section position, then task
  * position, then number; null when the workspace has no such project (one round trip either way).
+ * Each element is the task's `list_json`, which a trigger renders on every write (migration 005).
  */
 export async function renderTaskList(db: Queryable, workspaceId: string, projectId: string): Promise<string | null> {
   const { rows } = await db.query<{ json: string }>({
     name: 'tasks-render-task-list',
-    text: `SELECT coalesce((
-               SELECT json_agg(v ORDER BY s.position, s.created_at, s.id, t.position, t.number)
-               FROM tasks t
-                 JOIN sections s ON s.id = t.section_id,
-                 LATERAL (SELECT ${commonFields}, t.position AS "order", ${createdAt} AS "createdAt") v
+    text: `SELECT '[' || coalesce((
+               SELECT string_agg(t.list_json, ',' ORDER BY s.position, s.created_at, s.id, t.position, t.number)
+               FROM tasks t JOIN sections s ON s.id = t.section_id
                WHERE t.workspace_id = p.workspace_id AND t.project_id = p.id
-             ), '[]'::json)::text AS json
+             ), '') || ']' AS json
            FROM projects p
            WHERE p.workspace_id = $1 AND p.id = $2`,
     values: [workspaceId, projectId],
