@@ -85,4 +85,26 @@ describe('task JSON rendered by the tasks service', () => {
     const ids = (await listTasks(key, project.id)).map((task) => task.id);
     expect(ids).toStrictEqual([first.id, second.id, inLater.id]);
   });
+
+  it('serves concurrent reads of two workspaces (batched together) each from its own workspace only', async () => {
+    const other = await createWorkspace({ plan: 'pro' });
+    const otherKey = keyOf(other);
+    const mine = await createProject(key);
+    const theirs = await createProject(otherKey);
+    const myTasks = await Promise.all([1, 2, 3].map(() => createTask(key, { projectId: mine.id, listId: mine.defaultListId })));
+    const theirTasks = await Promise.all([1, 2, 3].map(() => createTask(otherKey, { projectId: theirs.id, listId: theirs.defaultListId })));
+    const reads = [
+      ...myTasks.map((task) => ({ credentials: key, id: task.id, expected: 200 })),
+      ...theirTasks.map((task) => ({ credentials: otherKey, id: task.id, expected: 200 })),
+      ...theirTasks.map((task) => ({ credentials: key, id: task.id, expected: 404 })),
+      ...myTasks.map((task) => ({ credentials: otherKey, id: task.id, expected: 404 })),
+    ];
+    const responses = await Promise.all(
+      [...reads, ...reads].map(async (read) => ({ read, response: await api<Task | { error: string }>('GET', `/v1/tasks/${read.id}`, { credentials: read.credentials }) })),
+    );
+    for (const { read, response } of responses) {
+      expectStatus(response, read.expected);
+      expect(response.body).toStrictEqual(read.expected === 200 ? expect.objectContaining({ id: read.id }) : { error: 'task not found' });
+    }
+  });
 });

@@ -41,10 +41,9 @@ export function connectTasks(options: { target: string; deadlineMs: number; metr
     },
     async taskExists(workspaceId, taskId) {
       try {
-        await callUnary(client, client.getTask, { workspaceId, id: taskId }, call);
-        return true;
+        const { tasksJson } = await callUnary(client, client.getTasks, { tasks: [{ workspaceId, id: taskId }] }, call);
+        return (tasksJson[0]?.length ?? 0) > 0;
       } catch (error) {
-        if (isGrpcError(error) && error.code === grpc.status.NOT_FOUND) return false;
         throw translate(error);
       }
     },

@@ -32,7 +32,7 @@ const LOCK_KEY = 'attachments:sweeper';
  * Removes what nobody can use any more, so no object accumulates:
  * - uploads never registered (or whose attachment was removed) once their upload URL has expired
  *   (plus a grace period), object and row;
- * - attachments whose task no longer exists (tasks.GetTask answers NOT_FOUND), should the gateway's
+ * - attachments whose task no longer exists (tasks.GetTasks finds nothing), should the gateway's
  *   DeleteTaskAttachments call after a task deletion have failed.
  * Runs every `intervalMs` on the replica that holds the advisory lock; `stop()` ends it (SIGTERM).
  */

@@ -16,7 +16,7 @@ const rpcNames = [
   'CreateSection',
   'UpdateSection',
   'ListTasks',
-  'GetTask',
+  'GetTasks',
   'CreateTask',
   'UpdateTask',
   'DeleteTask',
@@ -29,7 +29,7 @@ type RpcName = (typeof rpcNames)[number];
 type RequestOf<M> = M extends (request: infer Req, callback: grpc.requestCallback<infer _Res>) => grpc.ClientUnaryCall ? Req : never;
 type ResponseOf<M> = M extends (request: infer _Req, callback: grpc.requestCallback<infer Res>) => grpc.ClientUnaryCall ? Res : never;
 
-/** Promise-returning TasksService calls with the gateway's deadline: `await tasks.GetTask({ … })`. */
+/** Promise-returning TasksService calls with the gateway's deadline: `await tasks.GetWorkspace({ … })`. */
 export type TasksApi = {
   [Name in RpcName]: (request: RequestOf<TasksServiceClient[Name]>) => Promise<ResponseOf<TasksServiceClient[Name]>>;
 };

@@ -115,21 +115,21 @@ describe('backend failures', () => {
     [grpc.status.UNAUTHENTICATED, 401, 'nope'],
     [grpc.status.FAILED_PRECONDITION, 400, 'precondition'],
   ])('gRPC %i → HTTP %i with the message', async (code, status, message) => {
-    h.fake.handlers.set('GetTask', () => {
+    h.fake.handlers.set('GetTasks', () => {
       throw new RpcFailure(code, message);
     });
     expectError(await call(h.app, 'GET', `/v1/tasks/${ids.task}`, key), status, message);
   });
 
   test('internal errors are hidden', async () => {
-    h.fake.handlers.set('GetTask', () => {
+    h.fake.handlers.set('GetTasks', () => {
       throw new RpcFailure(grpc.status.INTERNAL, 'relation "tasks" does not exist');
     });
     expectError(await call(h.app, 'GET', `/v1/tasks/${ids.task}`, key), 500, 'internal server error');
   });
 
   test('unavailable → 503', async () => {
-    h.fake.handlers.set('GetTask', () => {
+    h.fake.handlers.set('GetTasks', () => {
       throw new RpcFailure(grpc.status.UNAVAILABLE, 'connection refused');
     });
     expectError(await call(h.app, 'GET', `/v1/tasks/${ids.task}`, key), 503, 'service temporarily unavailable');

@@ -154,18 +154,35 @@ describe('tasks', () => {
     expect(h.fake.callsOf('ListTasks')).toEqual([{ workspaceId: ws, projectId: ids.project }]);
   });
 
-  test('GET /v1/tasks/:id: serves the rendered task as is; an empty answer is a 500 {"error"}', async () => {
+  test('GET /v1/tasks/:id: serves the rendered task as is; an empty answer is a 404', async () => {
     const rendered = `{"id":"${ids.task}","labels":[]}`;
-    h.fake.handlers.set('GetTask', () => ({ taskJson: Buffer.from(rendered) }));
+    h.fake.handlers.set('GetTasks', () => ({ tasksJson: [Buffer.from(rendered)] }));
     const response = await call(h.app, 'GET', `/v1/tasks/${ids.task}`, key);
     expect(response.status).toBe(200);
     expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(response.text).toBe(rendered);
-    expect(h.fake.callsOf('GetTask')).toEqual([{ workspaceId: ws, id: ids.task }]);
-    h.fake.handlers.set('GetTask', () => ({}));
-    const empty = await call(h.app, 'GET', `/v1/tasks/${ids.task}`, key);
-    expect(empty.status).toBe(500);
-    expect(empty.json).toEqual({ error: 'internal server error' });
+    expect(h.fake.callsOf('GetTasks')).toEqual([{ tasks: [{ workspaceId: ws, id: ids.task }] }]);
+    h.fake.handlers.set('GetTasks', () => ({ tasksJson: [Buffer.alloc(0)] }));
+    expect((await call(h.app, 'GET', `/v1/tasks/${ids.task}`, key)).json).toEqual({ error: 'task not found' });
+  });
+
+  test('GET /v1/tasks/:id: concurrent reads share one GetTasks call and each gets its own task', async () => {
+    const other = '00000000-0000-4000-8000-00000000abcd';
+    h.fake.handlers.set('GetTasks', (request: { tasks: Array<{ id: string }> }) => ({
+      tasksJson: request.tasks.map((ref) => (ref.id === other ? Buffer.alloc(0) : Buffer.from(`{"id":"${ref.id}"}`))),
+    }));
+    const [first, missing] = await Promise.all([
+      call(h.app, 'GET', `/v1/tasks/${ids.task}`, key),
+      call(h.app, 'GET', `/v1/tasks/${other}`, key),
+    ]);
+    expect(first.json).toEqual({ id: ids.task });
+    expect(missing.status).toBe(404);
+    expect(h.fake.callsOf('GetTasks')).toEqual([{ tasks: [{ workspaceId: ws, id: ids.task }, { workspaceId: ws, id: other }] }]);
+  });
+
+  test('GET /v1/tasks/:id: a reply with the wrong number of tasks is a 500 {"error"}', async () => {
+    h.fake.handlers.set('GetTasks', () => ({ tasksJson: [] }));
+    expect((await call(h.app, 'GET', `/v1/tasks/${ids.task}`, key)).json).toEqual({ error: 'internal server error' });
   });
 
   test('GET /v1/tasks/:id with a non-UUID id → 404', async () => {

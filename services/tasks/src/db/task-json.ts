@@ -24,18 +24,29 @@ const labelsOfTask = `coalesce((
           FROM task_labels tl JOIN labels l ON l.id = tl.label_id WHERE tl.task_id = t.id) label
   ), '[]'::json)`;
 
-/** The task as single-task JSON, or null when the workspace has no such task. */
-export async function renderTask(db: Queryable, workspaceId: string, id: string): Promise<string | null> {
-  const { rows } = await db.query<{ json: string }>({
-    name: 'tasks-render-task',
-    text: `SELECT row_to_json(v)::text AS json
-           FROM tasks t,
-                LATERAL (SELECT ${commonFields}, ${createdAt} AS "createdAt", t.project_id AS "projectId",
-                                ${labelsOfTask} AS "labels") v
-           WHERE t.workspace_id = $1 AND t.id = $2`,
-    values: [workspaceId, id],
+export interface TaskRef {
+  workspaceId: string;
+  id: string;
+}
+
+/**
+ * Each task as single-task JSON, in the order asked, null where that workspace has no such task:
+ * one query for the whole batch, each (workspace, id) pair matched as a pair.
+ */
+export async function renderTasks(db: Queryable, refs: readonly TaskRef[]): Promise<Array<string | null>> {
+  if (refs.length === 0) return [];
+  const { rows } = await db.query<{ ord: number; json: string }>({
+    name: 'tasks-render-tasks',
+    text: `SELECT ref.ord::int AS ord, row_to_json(v)::text AS json
+           FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS ref (workspace_id, id, ord)
+             JOIN tasks t ON t.workspace_id = ref.workspace_id AND t.id = ref.id,
+             LATERAL (SELECT ${commonFields}, ${createdAt} AS "createdAt", t.project_id AS "projectId",
+                             ${labelsOfTask} AS "labels") v`,
+    values: [refs.map((ref) => ref.workspaceId), refs.map((ref) => ref.id)],
   });
-  return rows[0]?.json ?? null;
+  const rendered: Array<string | null> = refs.map(() => null);
+  for (const row of rows) rendered[row.ord - 1] = row.json;
+  return rendered;
 }
 
 /**

@@ -1,13 +1,18 @@
 import { notFound } from '@tws/common';
 import type { Queryable } from '../db/queryable.js';
-import { renderTask, renderTaskList } from '../db/task-json.js';
+import { renderTaskList, renderTasks } from '../db/task-json.js';
+import { isUuid } from './identifiers.js';
 import { pathId } from './validation.js';
 
-/** `GET /v1/tasks/:id`: the task as the API's single-task JSON. */
-export async function getTaskJson(db: Queryable, workspaceId: string, id: string): Promise<string> {
-  const json = await renderTask(db, pathId(workspaceId, 'workspace'), pathId(id, 'task'));
-  if (json === null) throw notFound('task not found');
-  return json;
+/**
+ * `GET /v1/tasks/:id` for a batch of requests: each task as the API's single-task JSON, or null
+ * where its workspace has no such task (a malformed id is simply not found).
+ */
+export async function getTasksJson(db: Queryable, refs: ReadonlyArray<{ workspaceId: string; id: string }>): Promise<Array<string | null>> {
+  const wellFormed = refs.map((ref) => isUuid(ref.workspaceId) && isUuid(ref.id));
+  const found = await renderTasks(db, refs.filter((_ref, index) => wellFormed[index]));
+  let next = 0;
+  return wellFormed.map((ok) => (ok ? (found[next++] ?? null) : null));
 }
 
 /** `GET /v1/projects/:projectId/tasks`: the project's tasks as the API's list JSON. */

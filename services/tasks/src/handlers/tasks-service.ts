@@ -1,14 +1,18 @@
 import type { GrpcServerMetrics, Logger, Pool } from '@tws/common';
-import { unary } from '@tws/common';
+import { invalid, unary } from '@tws/common';
 import type { DescriptionChange__Output } from '@tws/proto-types/generated/tasks/v1/DescriptionChange';
 import type { Actor__Output } from '@tws/proto-types/generated/tasks/v1/Actor';
 import type { TasksServiceHandlers } from '@tws/proto-types/generated/tasks/v1/TasksService';
 import type { DescriptionInput } from '../domain/description.js';
 import * as projects from '../domain/projects.js';
 import * as tasks from '../domain/tasks.js';
-import { getTaskJson, listTasksJson } from '../domain/task-views.js';
+import { getTasksJson, listTasksJson } from '../domain/task-views.js';
 import * as workspaces from '../domain/workspaces.js';
 import { memberMessage, projectMessage, sectionMessage, statusMessage, taskMessage, workspaceMessage } from './mappers.js';
+
+/** Largest GetTasks batch served; the gateway sends at most 64. */
+const maxTasksPerBatch = 500;
+const emptyJson = Buffer.alloc(0);
 
 export interface HandlerDeps {
   pool: Pool;
@@ -108,9 +112,13 @@ export function tasksServiceHandlers({ pool, logger, metrics }: HandlerDeps): Ta
       async (request) => ({ tasksJson: Buffer.from(await listTasksJson(pool, request.workspaceId, request.projectId)) }),
       options,
     ),
-    GetTask: unary(
-      'GetTask',
-      async (request) => ({ taskJson: Buffer.from(await getTaskJson(pool, request.workspaceId, request.id)) }),
+    GetTasks: unary(
+      'GetTasks',
+      async (request) => {
+        if (request.tasks.length > maxTasksPerBatch) throw invalid(`at most ${maxTasksPerBatch} tasks per call`);
+        const rendered = await getTasksJson(pool, request.tasks);
+        return { tasksJson: rendered.map((json) => (json === null ? emptyJson : Buffer.from(json))) };
+      },
       options,
     ),
     CreateTask: unary(

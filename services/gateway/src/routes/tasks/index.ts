@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { DescriptionChange } from '@tws/proto-types/generated/tasks/v1/DescriptionChange';
 import type { UpdateTaskRequest } from '@tws/proto-types/generated/tasks/v1/UpdateTaskRequest';
 import { assertPathId, atLeastOneField, BodyId, errorResponses, Name, NoContent, PathId, textMaxLength } from '../../schemas/common.js';
+import { HttpError } from '../../plugins/errors.js';
 import { sendRenderedJson } from '../../schemas/rendered-json.js';
 import { Task, TaskListItem, toTask } from '../../schemas/resources.js';
 
@@ -106,8 +107,9 @@ const taskRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (request, reply) => {
       assertPathId(request.params.id, 'task');
-      const { taskJson } = await app.tasksApi.GetTask({ workspaceId: request.principal.workspaceId, id: request.params.id });
-      return sendRenderedJson(reply, taskJson, 'task');
+      const json = await app.taskReader.read(request.principal.workspaceId, request.params.id);
+      if (json === null) throw new HttpError(404, 'task not found');
+      return sendRenderedJson(reply, json, 'task');
     },
   );
 

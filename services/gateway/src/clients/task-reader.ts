@@ -1,0 +1,44 @@
+import DataLoader from 'dataloader';
+import type { TasksApi } from './tasks-api.js';
+
+interface TaskRef {
+  workspaceId: string;
+  id: string;
+}
+
+/** Most tasks asked of the tasks service in one GetTasks call. */
+const maxBatchSize = 64;
+
+/**
+ * Reads tasks for `GET /v1/tasks/:id`. Requests that arrive while the event loop is busy with one
+ * round of I/O are sent as one GetTasks call (DataLoader, flushed on setImmediate; no caching, so
+ * every request reads current data): under concurrency, one RPC and one query serve many requests.
+ * A failed call fails every request of its batch with that call's error.
+ */
+export class TaskReader {
+  private readonly loader: DataLoader<TaskRef, Buffer, TaskRef>;
+
+  constructor(tasks: TasksApi) {
+    this.loader = new DataLoader<TaskRef, Buffer, TaskRef>(
+      async (refs) => {
+        const { tasksJson } = await tasks.GetTasks({ tasks: [...refs] });
+        if (tasksJson.length !== refs.length) throw new Error(`GetTasks answered ${tasksJson.length} of ${refs.length} tasks`);
+        return tasksJson;
+      },
+      { cache: false, maxBatchSize, batchScheduleFn: (dispatch) => setImmediate(dispatch) },
+    );
+  }
+
+  /** The task as the API's single-task JSON, or null when the workspace has no such task. */
+  async read(workspaceId: string, id: string): Promise<Buffer | null> {
+    const json = await this.loader.load({ workspaceId, id });
+    return json.length === 0 ? null : json;
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Batched task reads (GET /v1/tasks/:id). */
+    taskReader: TaskReader;
+  }
+}
