@@ -10,7 +10,7 @@
 //   BENCH_WEBHOOK_ENDPOINTS=4   endpoints subscribed in the webhook workspace (deliveries = changes × endpoints)
 //   BENCH_BURST_CHANGES=3000    task changes of the burst run (BENCH_BURST_ENDPOINTS=8)
 //   BENCH_LOG_LEVEL             LOG_LEVEL of the services (default: their default, info)
-//   BENCH_NODE_OPTIONS          NODE_OPTIONS of the services, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
+//   BENCH_NODE_OPTIONS          added to the services' NODE_OPTIONS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
 //   BENCH_EXTRA_ENV=K=V,K=V     extra environment of the services (experiments with their settings)
 //   BENCH_ENDPOINTS=<regex>     API endpoints to measure (by name, e.g. "GET /v1/projects"); default all
 //   BENCH_MAX_LOAD=1.5          wait (up to BENCH_LOAD_WAIT_S=120 s) for the 1-min load average to drop below it
@@ -27,7 +27,7 @@ import autocannon from 'autocannon';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { Pool } from 'undici';
-import { createTestPki, repoRoot, startStack, startTestDnsServer } from '@tws/devstack';
+import { createTestPki, repoRoot, serviceMemoryEnv, startStack, startTestDnsServer } from '@tws/devstack';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const env = process.env;
@@ -743,7 +743,8 @@ async function main() {
     WEBHOOK_DNS_SERVERS: dns.address,
     WEBHOOK_EXTRA_CA_FILE: pki.caFile,
     ...(env.BENCH_LOG_LEVEL ? { LOG_LEVEL: env.BENCH_LOG_LEVEL } : {}),
-    ...(env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: env.BENCH_NODE_OPTIONS } : {}),
+    // Added to the services' own NODE_OPTIONS (their memory settings), not instead of them.
+    ...(env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: `${serviceMemoryEnv.NODE_OPTIONS} ${env.BENCH_NODE_OPTIONS}` } : {}),
     // Experiments with the services' settings, e.g. BENCH_EXTRA_ENV="WEBHOOK_ENDPOINT_CONCURRENCY=128,DATABASE_POOL_SIZE=30".
     ...Object.fromEntries(
       (env.BENCH_EXTRA_ENV ?? '')

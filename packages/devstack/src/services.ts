@@ -32,6 +32,16 @@ export interface RunningServices {
 /** kafkajs 2.2.4 schedules negative timeouts on Node 24 (tulios/kafkajs#1751): harmless, Node clamps them to 1 ms. */
 export const nodeFlags = ['--disable-warning=TimeoutNegativeWarning'];
 
+/**
+ * The memory settings the service images carry (services/<name>/Dockerfile, ENV): a bounded V8 heap
+ * (128 MiB old space, 8 MiB semi-spaces: garbage is collected before it piles up) and two malloc
+ * arenas instead of one per thread, so each service stays well under 200 MB resident under load.
+ */
+export const serviceMemoryEnv: NodeJS.ProcessEnv = {
+  NODE_OPTIONS: '--max-old-space-size=128 --max-semi-space-size=8',
+  MALLOC_ARENA_MAX: '2',
+};
+
 const entryPoint = (name: ServiceName, file = 'main.js'): string => path.join(repoRoot, 'services', name, 'dist', file);
 
 export function infrastructureEnv(infra: Infrastructure): NodeJS.ProcessEnv {
@@ -70,6 +80,7 @@ export async function startServices(options: {
   const instances: ServiceInstance[] = [];
   const sharedEnv: NodeJS.ProcessEnv = {
     ...process.env,
+    ...serviceMemoryEnv,
     ...infrastructureEnv(options.infra),
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
     ...options.extraEnv,
