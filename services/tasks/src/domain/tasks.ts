@@ -6,9 +6,7 @@ import type { Queryable } from '../db/queryable.js';
 import {
   deleteComment as deleteCommentRow,
   deleteTask as deleteTaskRow,
-  getTask as getTaskRow,
   insertComment,
-  listTasks as listTaskRows,
   taskExists,
 } from '../db/tasks.js';
 import { getMember } from '../db/workspaces.js';
@@ -20,20 +18,6 @@ import { pathId, requiredText } from './validation.js';
 import { createInBatch } from './write-batches.js';
 
 export { updateTask, type UpdateTaskInput } from './task-patch.js';
-
-export async function getTask(pool: Queryable, workspaceId: string, id: string): Promise<Task> {
-  const task = await getTaskRow(pool, pathId(workspaceId, 'workspace'), pathId(id, 'task'));
-  if (!task) throw notFound('task not found');
-  return task;
-}
-
-export async function listTasks(pool: Queryable, workspaceId: string, projectId: string): Promise<Task[]> {
-  const ws = pathId(workspaceId, 'workspace');
-  const project = pathId(projectId, 'project');
-  const tasks = await listTaskRows(pool, ws, project);
-  if (tasks.length === 0 && !(await projectExists(pool, ws, project))) throw notFound('project not found');
-  return tasks;
-}
 
 /** A malformed `listId` or `assigneeId`: the answer `create_tasks` gives for an unknown one, in its order. */
 async function rejectMalformedReference(db: Queryable, workspaceId: string, projectId: string, listId: string): Promise<never> {
