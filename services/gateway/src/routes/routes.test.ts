@@ -168,8 +168,8 @@ describe('tasks', () => {
 
   test('GET /v1/tasks/:id: concurrent reads share one GetTasks call and each gets its own task', async () => {
     const other = '00000000-0000-4000-8000-00000000abcd';
-    h.fake.handlers.set('GetTasks', (request: { tasks: Array<{ id: string }> }) => ({
-      tasksJson: request.tasks.map((ref) => (ref.id === other ? Buffer.alloc(0) : Buffer.from(`{"id":"${ref.id}"}`))),
+    h.fake.handlers.set('GetTasks', (request) => ({
+      tasksJson: (request.tasks as Array<{ id: string }>).map((ref) => (ref.id === other ? Buffer.alloc(0) : Buffer.from(`{"id":"${ref.id}"}`))),
     }));
     const [first, missing] = await Promise.all([
       call(h.app, 'GET', `/v1/tasks/${ids.task}`, key),
