@@ -48,19 +48,46 @@ interface TaskForChangeRow {
 }
 
 // `xmin` (the id of the transaction that wrote this row version) is the row version: every UPDATE of
-// the row, by any code path, changes it.
-const readTaskForChangeSql = `SELECT t.id, t.workspace_id, t.number, t.name, t.is_completed, t.description, t.section_id,
+// the row, by any code path, changes it. `r` is the request: r.task_id, r.status_id, r.list_id,
+// r.assignee_id, r.system_type.
+const readForChangeColumns = `t.id, t.workspace_id, t.number, t.name, t.is_completed, t.description, t.section_id,
     t.project_id, t.assignee_id, t.status_id, t.position, t.created_at, t.xmin::text AS version,
     coalesce((
       SELECT json_agg(json_build_object('id', l.id, 'name', l.name, 'color', l.color) ORDER BY l.name, l.id)
       FROM task_labels tl JOIN labels l ON l.id = tl.label_id WHERE tl.task_id = t.id
     ), '[]'::json) AS labels,
     s.id AS ref_status_id, s.system_type AS ref_status_type,
-    EXISTS (SELECT 1 FROM sections WHERE project_id = t.project_id AND id = $4) AS list_in_project,
-    EXISTS (SELECT 1 FROM members WHERE workspace_id = t.workspace_id AND user_id = $5) AS assignee_is_member,
-    (SELECT id FROM statuses WHERE workspace_id = t.workspace_id AND system_type = $6) AS system_status_id
-  FROM tasks t LEFT JOIN statuses s ON s.workspace_id = t.workspace_id AND s.id = $3
-  WHERE t.workspace_id = $1 AND t.id = $2`;
+    EXISTS (SELECT 1 FROM sections WHERE project_id = t.project_id AND id = r.list_id) AS list_in_project,
+    EXISTS (SELECT 1 FROM members WHERE workspace_id = t.workspace_id AND user_id = r.assignee_id) AS assignee_is_member,
+    (SELECT id FROM statuses WHERE workspace_id = t.workspace_id AND system_type = r.system_type) AS system_status_id`;
+
+const readTaskForChangeSql = `SELECT ${readForChangeColumns}
+  FROM (SELECT $2::uuid AS task_id, $3::uuid AS status_id, $4::uuid AS list_id, $5::uuid AS assignee_id, $6::text AS system_type) r
+  JOIN tasks t ON t.workspace_id = $1 AND t.id = r.task_id
+  LEFT JOIN statuses s ON s.workspace_id = t.workspace_id AND s.id = r.status_id`;
+
+const toTaskForChange = (row: TaskForChangeRow): TaskForChange => ({
+  task: {
+    id: row.id,
+    workspaceId: row.workspace_id,
+    number: row.number,
+    name: row.name,
+    isCompleted: row.is_completed,
+    description: row.description,
+    listId: row.section_id,
+    projectId: row.project_id,
+    assigneeId: row.assignee_id,
+    statusId: row.status_id,
+    order: row.position,
+    createdAt: row.created_at,
+    labels: row.labels,
+  },
+  version: row.version,
+  status: row.ref_status_id === null ? null : { id: row.ref_status_id, systemType: row.ref_status_type },
+  listInProject: row.list_in_project,
+  assigneeIsMember: row.assignee_is_member,
+  systemStatusId: row.system_status_id,
+});
 
 // A reference that was not sent is passed as a value that names no row rather than NULL: with a NULL
 // parameter Postgres folds the lookup away in a custom plan, which then always looks cheaper than the
@@ -81,30 +108,36 @@ export async function readTaskForChange(
     text: lock ? `${readTaskForChangeSql} FOR NO KEY UPDATE OF t` : readTaskForChangeSql,
     values: [workspaceId, id, refs.statusId ?? noUuid, refs.listId ?? noUuid, refs.assigneeId ?? noUuid, refs.systemType ?? noSystemType],
   });
-  const row = rows[0];
-  if (!row) return null;
-  return {
-    task: {
-      id: row.id,
-      workspaceId: row.workspace_id,
-      number: row.number,
-      name: row.name,
-      isCompleted: row.is_completed,
-      description: row.description,
-      listId: row.section_id,
-      projectId: row.project_id,
-      assigneeId: row.assignee_id,
-      statusId: row.status_id,
-      order: row.position,
-      createdAt: row.created_at,
-      labels: row.labels,
-    },
-    version: row.version,
-    status: row.ref_status_id === null ? null : { id: row.ref_status_id, systemType: row.ref_status_type },
-    listInProject: row.list_in_project,
-    assigneeIsMember: row.assignee_is_member,
-    systemStatusId: row.system_status_id,
-  };
+  return rows[0] ? toTaskForChange(rows[0]) : null;
+}
+
+/**
+ * {@link readTaskForChange} (unlocked) for several PATCHes of one workspace in one statement; one
+ * result per request, in order.
+ */
+export async function readTasksForChange(
+  db: Queryable,
+  workspaceId: string,
+  requests: Array<{ id: string; refs: ChangeReferences }>,
+): Promise<Array<TaskForChange | null>> {
+  const { rows } = await db.query<TaskForChangeRow & { ord: string }>({
+    name: 'tasks-read-tasks-for-change',
+    text: `SELECT r.ord, ${readForChangeColumns}
+           FROM unnest($2::uuid[], $3::uuid[], $4::uuid[], $5::uuid[], $6::text[])
+             WITH ORDINALITY AS r(task_id, status_id, list_id, assignee_id, system_type, ord)
+           JOIN tasks t ON t.workspace_id = $1 AND t.id = r.task_id
+           LEFT JOIN statuses s ON s.workspace_id = t.workspace_id AND s.id = r.status_id`,
+    values: [
+      workspaceId,
+      requests.map((request) => request.id),
+      requests.map((request) => request.refs.statusId ?? noUuid),
+      requests.map((request) => request.refs.listId ?? noUuid),
+      requests.map((request) => request.refs.assigneeId ?? noUuid),
+      requests.map((request) => request.refs.systemType ?? noSystemType),
+    ],
+  });
+  const found = new Map(rows.map((row) => [Number(row.ord), toTaskForChange(row)]));
+  return requests.map((_request, index) => found.get(index + 1) ?? null);
 }
 
 /** The state a PATCH writes (`description` only when it changed: it can be large). */

@@ -1,6 +1,5 @@
 import { DomainError, inTransaction, invalid, notFound, type Pool } from '@tws/common';
 import { lockSection } from '../db/projects.js';
-import type { Queryable } from '../db/queryable.js';
 import { readTaskForChange, writeTaskChange, type ChangeReferences, type TaskForChange, type TaskWrite } from '../db/task-changes.js';
 import { nextPositionInSection } from '../db/tasks.js';
 import { buildTaskEvent } from '../events/task-event.js';
@@ -9,7 +8,7 @@ import { isUuid } from './identifiers.js';
 import type { Task } from './model.js';
 import { hasAnyField, planTaskUpdate, type ResolvedUpdate, type TaskState, type UpdatePlan } from './task-update.js';
 import { pathId, requiredText } from './validation.js';
-import { writeInBatch } from './write-batches.js';
+import { readInBatch, writeInBatch } from './write-batches.js';
 
 export interface UpdateTaskInput {
   workspaceId: string;
@@ -92,9 +91,10 @@ async function applyChange(
  * a no-op. Returns the task as it is afterwards.
  *
  * Optimistic first: one read (task and references), one conditional write (task and event) that
- * applies only if the row is unchanged since the read (concurrent writes of a workspace share one
- * statement: writeInBatch); no transaction, no lock held across round trips. A move (its position is the end of the target section, which needs that section's lock)
- * or a task changed concurrently takes the locked path: row lock, then section lock.
+ * applies only if the row is unchanged since the read; no transaction, no lock held across round
+ * trips, and concurrent PATCHes of a workspace share those statements (readInBatch, writeInBatch).
+ * A move (its position is the end of the target section, which needs that section's lock) or a task
+ * changed concurrently takes the locked path: row lock, then section lock.
  */
 export async function updateTask(pool: Pool, input: UpdateTaskInput): Promise<Task> {
   const workspaceId = pathId(input.workspaceId, 'workspace');
@@ -116,28 +116,28 @@ export async function updateTask(pool: Pool, input: UpdateTaskInput): Promise<Ta
     // The system status isCompleted selects, when no status is sent.
     systemType: input.isCompleted === undefined || input.statusId !== undefined ? null : input.isCompleted ? 'done' : 'todo',
   };
-  const read = async (db: Queryable, lock: boolean): Promise<{ current: TaskForChange; plan: UpdatePlan }> => {
-    const current = await readTaskForChange(db, workspaceId, id, refs, lock);
+  const planOn = (current: TaskForChange | null): { current: TaskForChange; plan: UpdatePlan } => {
     if (!current) throw notFound('task not found');
     return { current, plan: planChange(current, input, fields, refs) };
   };
 
-  const first = await read(pool, false);
+  const first = planOn(await readInBatch(pool, { workspaceId, id, refs }));
   if (first.plan.event === null) return first.current.task;
   if (first.plan.next.listId === first.current.task.listId) {
     const updated = await applyChange((change) => writeInBatch(pool, change), first.current, first.plan, first.current.task.order);
     if (updated) return updated;
   }
   return inTransaction(pool, async (db) => {
-    const { current, plan } = await read(db, true);
-    if (plan.event === null) return current.task;
+    const locked = planOn(await readTaskForChange(db, workspaceId, id, refs, true));
+    const { current } = locked;
+    if (locked.plan.event === null) return current.task;
     let position = current.task.order;
-    if (plan.next.listId !== current.task.listId) {
+    if (locked.plan.next.listId !== current.task.listId) {
       // A moved task goes to the end of its new section.
-      await lockSection(db, current.task.projectId, plan.next.listId);
-      position = await nextPositionInSection(db, plan.next.listId);
+      await lockSection(db, current.task.projectId, locked.plan.next.listId);
+      position = await nextPositionInSection(db, locked.plan.next.listId);
     }
-    const updated = await applyChange((change) => writeTaskChange(db, change), current, plan, position);
+    const updated = await applyChange((change) => writeTaskChange(db, change), current, locked.plan, position);
     if (!updated) throw new Error('the locked task row changed');
     return updated;
   });

@@ -1,6 +1,6 @@
 import type { Pool } from '@tws/common';
 import { KeyedBatcher } from '../db/keyed-batcher.js';
-import { writeTaskChanges, type TaskWrite } from '../db/task-changes.js';
+import { readTasksForChange, writeTaskChanges, type ChangeReferences, type TaskForChange, type TaskWrite } from '../db/task-changes.js';
 import { createTasks, type CreateOutcome, type NewTask, type SectionKey } from '../db/task-creation.js';
 import { freePlanLimits } from './model.js';
 
@@ -9,8 +9,15 @@ interface Creation {
   task: NewTask;
 }
 
+interface Read {
+  workspaceId: string;
+  id: string;
+  refs: ChangeReferences;
+}
+
 interface Batchers {
   creations: KeyedBatcher<Creation, CreateOutcome>;
+  reads: KeyedBatcher<Read, TaskForChange | null>;
   writes: KeyedBatcher<TaskWrite, boolean>;
 }
 
@@ -28,6 +35,7 @@ function batchersOf(pool: Pool): Batchers {
           freePlanLimits.tasks,
         ),
       ),
+      reads: new KeyedBatcher((_key, reads) => readTasksForChange(pool, reads[0]!.workspaceId, reads)),
       // A failed shared statement (one bad row, or the database gone) counts as "not written" for all
       // of its writes: each caller then retries on its own, locked path, which reports its own error.
       writes: new KeyedBatcher((_key, writes) => writeTaskChanges(pool, writes).catch(() => writes.map(() => false))),
@@ -44,6 +52,11 @@ function batchersOf(pool: Pool): Batchers {
  */
 export function createInBatch(pool: Pool, section: SectionKey, task: NewTask): Promise<CreateOutcome> {
   return batchersOf(pool).creations.submit(`${section.workspaceId}/${section.projectId}/${section.sectionId}`, { section, task });
+}
+
+/** The unlocked read of a PATCH; concurrent reads in one workspace share one statement. */
+export function readInBatch(pool: Pool, read: Read): Promise<TaskForChange | null> {
+  return batchersOf(pool).reads.submit(read.workspaceId, read);
 }
 
 /**
