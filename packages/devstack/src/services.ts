@@ -79,8 +79,9 @@ export async function startServices(options: {
 }): Promise<RunningServices> {
   const instances: ServiceInstance[] = [];
   const sharedEnv: NodeJS.ProcessEnv = {
-    ...process.env,
+    // Defaults the caller's environment may override, as the images' ENV lines can be.
     ...serviceMemoryEnv,
+    ...process.env,
     ...infrastructureEnv(options.infra),
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
     ...options.extraEnv,
