@@ -136,7 +136,7 @@ export class DeliveryStore {
        FROM (SELECT DISTINCT ON (id) * FROM input) i
        JOIN endpoints e ON e.workspace_id = i.workspace_id AND e.deleted_at IS NULL AND i.type = ANY (e.events)
        ORDER BY i.id, e.created_at, e.id
-       ON CONFLICT (event_id, endpoint_id) WHERE redelivery_of IS NULL DO NOTHING`,
+       ON CONFLICT (event_id, endpoint_id) WHERE NOT is_redelivery DO NOTHING`,
       values: [
         ids,
         events.map((event) => event.workspaceId),
@@ -148,7 +148,7 @@ export class DeliveryStore {
     const { rows } = await this.pool.query<WorkRow>({
       text: `SELECT ${workColumns}
        FROM deliveries d JOIN endpoints e ON e.id = d.endpoint_id JOIN events ev ON ev.id = d.event_id
-       WHERE d.event_id = ANY ($1::text[]) AND d.redelivery_of IS NULL
+       WHERE d.event_id = ANY ($1::text[]) AND NOT d.is_redelivery
        ORDER BY array_position($1::text[], d.event_id), e.created_at, e.id`,
       values: [ids],
     });
@@ -234,8 +234,8 @@ export class DeliveryStore {
   /** A new attempt chain for a delivery of this endpoint: same event, attempt 1 due now. */
   async createRedelivery(input: { id: string; endpointId: string; deliveryId: string }): Promise<DeliveryLogEntry | undefined> {
     const { rows } = await this.pool.query<{ id: string }>(
-      `INSERT INTO deliveries (id, endpoint_id, event_id, redelivery_of, next_attempt_at)
-       SELECT $1, d.endpoint_id, d.event_id, d.id, clock_timestamp() FROM deliveries d WHERE d.id = $2 AND d.endpoint_id = $3
+      `INSERT INTO deliveries (id, endpoint_id, event_id, redelivery_of, is_redelivery, next_attempt_at)
+       SELECT $1, d.endpoint_id, d.event_id, d.id, true, clock_timestamp() FROM deliveries d WHERE d.id = $2 AND d.endpoint_id = $3
        RETURNING id`,
       [input.id, input.deliveryId, input.endpointId],
     );

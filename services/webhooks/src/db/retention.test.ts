@@ -57,4 +57,37 @@ describe('RetentionJob', () => {
       { id: endpoint },
     ]);
   });
+
+  it('removes an original delivery before its redeliveries without breaking them (two redeliveries stay distinct)', async () => {
+    const endpoint = randomUUID();
+    const workspace = `retention-${randomUUID()}`;
+    const event = `evt_${randomUUID()}`;
+    await pool.query(
+      `INSERT INTO endpoints (id, workspace_id, url, events, secret_ciphertext) VALUES ($1, $2, 'https://a.example/', '{task.created}', '\\x00')`,
+      [endpoint, workspace],
+    );
+    await pool.query(`INSERT INTO events (id, workspace_id, type, task_id, payload) VALUES ($1, $2, 'task.created', 't', '\\x7b7d')`, [event, workspace]);
+    const original = randomUUID();
+    const [first, second] = [randomUUID(), randomUUID()];
+    await pool.query(
+      `INSERT INTO deliveries (id, endpoint_id, event_id, state, created_at, updated_at) VALUES ($1, $2, $3, 'failed', now() - interval '32 days', now() - interval '31 days')`,
+      [original, endpoint, event],
+    );
+    await pool.query(
+      `INSERT INTO deliveries (id, endpoint_id, event_id, redelivery_of, is_redelivery, state) VALUES ($1, $3, $4, $5, true, 'succeeded'), ($2, $3, $4, $5, true, 'succeeded')`,
+      [first, second, endpoint, event, original],
+    );
+
+    const job = new RetentionJob(pool, 30, createLogger('test', 'silent'));
+    await job.sweep();
+    const left = await pool.query<{ id: string; redelivery_of: string | null; is_redelivery: boolean }>(
+      'SELECT id, redelivery_of, is_redelivery FROM deliveries WHERE event_id = $1 ORDER BY id',
+      [event],
+    );
+    expect(left.rows).toEqual(
+      [first, second].sort().map((id) => ({ id, redelivery_of: null, is_redelivery: true })),
+    );
+    // The next sweep runs cleanly too (it used to fail on the unique index for ever).
+    await expect(job.sweep()).resolves.toBeDefined();
+  });
 });
