@@ -107,4 +107,27 @@ describe('task JSON rendered by the tasks service', () => {
       expect(response.body).toStrictEqual(read.expected === 200 ? expect.objectContaining({ id: read.id }) : { error: 'task not found' });
     }
   });
+
+  it('lists reflect every write at once, although the gateway serves its kept copy while nothing changed', async () => {
+    const project = await createProject(key);
+    const later = await createSection(key, project.id, 'Later');
+    const listed = async () => listTasks(key, project.id);
+    const first = await createTask(key, { projectId: project.id, listId: project.defaultListId, name: 'one' });
+    expect((await listed()).map((task) => task.name)).toStrictEqual(['one']);
+    expect((await listed()).map((task) => task.name)).toStrictEqual(['one']);
+    const second = await createTask(key, { projectId: project.id, listId: project.defaultListId, name: 'two' });
+    expect((await listed()).map((task) => task.name)).toStrictEqual(['one', 'two']);
+    await patchTask(key, first.id, { name: 'one, renamed' });
+    expect((await listed()).map((task) => task.name)).toStrictEqual(['one, renamed', 'two']);
+    await patchTask(key, first.id, { listId: later.id });
+    expect((await listed()).map((task) => [task.name, task.listId])).toStrictEqual([['two', project.defaultListId], ['one, renamed', later.id]]);
+    await patchTask(key, second.id, { isCompleted: true, description: 'done **now**' });
+    expect((await listed())[0]).toMatchObject({ id: second.id, isCompleted: true, description: expect.any(Array) });
+    expectStatus(await api('DELETE', `/v1/tasks/${second.id}`, { credentials: key }), 204);
+    expect((await listed()).map((task) => task.id)).toStrictEqual([first.id]);
+    // A write outside the API (another tool of the tasks context) is seen too.
+    await db.query('UPDATE tasks SET name = $2 WHERE id = $1', [first.id, 'renamed in SQL']);
+    expect((await listed()).map((task) => task.name)).toStrictEqual(['renamed in SQL']);
+  });
 });
+

@@ -6,6 +6,7 @@ import type { Registry } from 'prom-client';
 import type { Backends } from './clients/backends.js';
 import { createTasksApi } from './clients/tasks-api.js';
 import { TaskReader } from './clients/task-reader.js';
+import { TaskListReader } from './clients/task-list-reader.js';
 import { createAttachmentsApi } from './clients/attachments.js';
 import { createWebhooksApi } from './clients/webhooks.js';
 import attachmentContentRoute from './routes/attachments/content.js';
@@ -46,6 +47,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   app.setSerializerCompiler(serializerCompiler);
   app.decorate('tasksApi', createTasksApi(deps.backends.tasks, config.GRPC_DEADLINE_MS));
   app.decorate('taskReader', new TaskReader(app.tasksApi));
+  app.decorate('taskListReader', new TaskListReader(app.tasksApi));
   app.decorate('attachmentsApi', createAttachmentsApi(deps.backends.attachments, config.GRPC_DEADLINE_MS));
   app.decorate('webhooksApi', createWebhooksApi(deps.backends.webhooks, config.GRPC_DEADLINE_MS));
 

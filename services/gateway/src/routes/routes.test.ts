@@ -151,7 +151,32 @@ describe('tasks', () => {
     expect(response.status).toBe(200);
     expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(response.text).toBe(rendered);
-    expect(h.fake.callsOf('ListTasks')).toEqual([{ workspaceId: ws, projectId: ids.project }]);
+    expect(h.fake.callsOf('ListTasks')).toEqual([{ workspaceId: ws, projectId: ids.project, knownVersion: '0' }]);
+  });
+
+  test('GET /v1/projects/:projectId/tasks: keeps the rendered list and serves it while ListTasks answers "not modified"', async () => {
+    const project = '00000000-0000-4000-8000-00000000feed';
+    let current = { version: '5', json: '[{"id":"a"}]' };
+    h.fake.handlers.set('ListTasks', (request) =>
+      request.knownVersion === current.version
+        ? { version: current.version, notModified: true }
+        : { version: current.version, notModified: false, tasksJson: Buffer.from(current.json) },
+    );
+    const url = `/v1/projects/${project}/tasks`;
+    expect((await call(h.app, 'GET', url, key)).text).toBe('[{"id":"a"}]');
+    expect((await call(h.app, 'GET', url, key)).text).toBe('[{"id":"a"}]');
+    current = { version: '6', json: '[{"id":"a"},{"id":"b"}]' };
+    expect((await call(h.app, 'GET', url, key)).text).toBe('[{"id":"a"},{"id":"b"}]');
+    expect((await call(h.app, 'GET', url, key)).text).toBe('[{"id":"a"},{"id":"b"}]');
+    const asked = h.fake.callsOf('ListTasks').filter((request) => request.projectId === project).map((request) => request.knownVersion);
+    expect(asked).toEqual(['0', '5', '5', '6']);
+  });
+
+  test('GET /v1/projects/:projectId/tasks: "not modified" for a version the gateway does not hold is a 500 {"error"}', async () => {
+    h.fake.handlers.set('ListTasks', () => ({ version: '9', notModified: true }));
+    const response = await call(h.app, 'GET', '/v1/projects/00000000-0000-4000-8000-00000000beef/tasks', key);
+    expect(response.status).toBe(500);
+    expect(response.json).toEqual({ error: 'internal server error' });
   });
 
   test('GET /v1/tasks/:id: serves the rendered task as is; an empty answer is a 404', async () => {

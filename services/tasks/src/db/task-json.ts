@@ -49,22 +49,26 @@ export async function renderTasks(db: Queryable, refs: readonly TaskRef[]): Prom
   return rendered;
 }
 
+export type RenderedTaskList = { version: string; json: string | null };
+
 /**
  * The project's tasks as a JSON array in the list shape, ordered by section position, then task
- * position, then number; null when the workspace has no such project (one round trip either way).
+ * position, then number, with the list's version (migration 006); `json` is null when the list is
+ * still at `knownVersion`. Null when the workspace has no such project. One round trip, one snapshot.
  * Each element is the task's `list_json`, which a trigger renders on every write (migration 005).
  */
-export async function renderTaskList(db: Queryable, workspaceId: string, projectId: string): Promise<string | null> {
-  const { rows } = await db.query<{ json: string }>({
+export async function renderTaskList(db: Queryable, workspaceId: string, projectId: string, knownVersion: string): Promise<RenderedTaskList | null> {
+  const { rows } = await db.query<{ version: string; json: string | null }>({
     name: 'tasks-render-task-list',
-    text: `SELECT '[' || coalesce((
+    text: `SELECT p.list_version::text AS version,
+             CASE WHEN p.list_version = $3::bigint THEN NULL ELSE '[' || coalesce((
                SELECT string_agg(t.list_json, ',' ORDER BY s.position, s.created_at, s.id, t.position, t.number)
                FROM tasks t JOIN sections s ON s.id = t.section_id
                WHERE t.workspace_id = p.workspace_id AND t.project_id = p.id
-             ), '') || ']' AS json
+             ), '') || ']' END AS json
            FROM projects p
            WHERE p.workspace_id = $1 AND p.id = $2`,
-    values: [workspaceId, projectId],
+    values: [workspaceId, projectId, knownVersion],
   });
-  return rows[0]?.json ?? null;
+  return rows[0] ?? null;
 }

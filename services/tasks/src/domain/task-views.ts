@@ -1,6 +1,6 @@
-import { notFound } from '@tws/common';
+import { invalid, notFound } from '@tws/common';
 import type { Queryable } from '../db/queryable.js';
-import { renderTaskList, renderTasks } from '../db/task-json.js';
+import { renderTaskList, renderTasks, type RenderedTaskList } from '../db/task-json.js';
 import { isUuid } from './identifiers.js';
 import { pathId } from './validation.js';
 
@@ -15,9 +15,13 @@ export async function getTasksJson(db: Queryable, refs: ReadonlyArray<{ workspac
   return wellFormed.map((ok) => (ok ? (found[next++] ?? null) : null));
 }
 
-/** `GET /v1/projects/:projectId/tasks`: the project's tasks as the API's list JSON. */
-export async function listTasksJson(db: Queryable, workspaceId: string, projectId: string): Promise<string> {
-  const json = await renderTaskList(db, pathId(workspaceId, 'workspace'), pathId(projectId, 'project'));
-  if (json === null) throw notFound('project not found');
-  return json;
+/**
+ * `GET /v1/projects/:projectId/tasks`: the project's tasks as the API's list JSON with the list's
+ * version, or only the version when it is still `knownVersion` (a decimal int64; "0": none).
+ */
+export async function listTasksJson(db: Queryable, workspaceId: string, projectId: string, knownVersion = '0'): Promise<RenderedTaskList> {
+  if (!/^\d{1,19}$/.test(knownVersion)) throw invalid('knownVersion must be a non-negative integer');
+  const list = await renderTaskList(db, pathId(workspaceId, 'workspace'), pathId(projectId, 'project'), knownVersion);
+  if (list === null) throw notFound('project not found');
+  return list;
 }

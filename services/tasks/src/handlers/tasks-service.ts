@@ -109,7 +109,12 @@ export function tasksServiceHandlers({ pool, logger, metrics }: HandlerDeps): Ta
     ),
     ListTasks: unary(
       'ListTasks',
-      async (request) => ({ tasksJson: Buffer.from(await listTasksJson(pool, request.workspaceId, request.projectId)) }),
+      async (request) => {
+        const list = await listTasksJson(pool, request.workspaceId, request.projectId, request.knownVersion || '0');
+        return list.json === null
+          ? { version: list.version, notModified: true, tasksJson: emptyJson }
+          : { version: list.version, notModified: false, tasksJson: Buffer.from(list.json) };
+      },
       options,
     ),
     GetTasks: unary(

@@ -86,11 +86,8 @@ const taskRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (request, reply) => {
       assertPathId(request.params.projectId, 'project');
-      const { tasksJson } = await app.tasksApi.ListTasks({
-        workspaceId: request.principal.workspaceId,
-        projectId: request.params.projectId,
-      });
-      return sendRenderedJson(reply, tasksJson, 'task list');
+      const json = await app.taskListReader.read(request.principal.workspaceId, request.params.projectId);
+      return sendRenderedJson(reply, json, 'task list');
     },
   );
 
