@@ -1,6 +1,6 @@
 import { invalid, notFound } from '@tws/common';
 import type { Queryable } from '../db/queryable.js';
-import { renderTaskList, renderTasks, type RenderedTaskList } from '../db/task-json.js';
+import { renderTaskList, renderTasks, type RenderedTaskList, type TaskRef } from '../db/task-json.js';
 import { isUuid } from './identifiers.js';
 import { pathId } from './validation.js';
 
@@ -8,7 +8,7 @@ import { pathId } from './validation.js';
  * `GET /v1/tasks/:id` for a batch of requests: each task as the API's single-task JSON, or null
  * where its workspace has no such task (a malformed id is simply not found).
  */
-export async function getTasksJson(db: Queryable, refs: ReadonlyArray<{ workspaceId: string; id: string }>): Promise<Array<string | null>> {
+export async function getTasksJson(db: Queryable, refs: readonly TaskRef[]): Promise<Array<string | null>> {
   const wellFormed = refs.map((ref) => isUuid(ref.workspaceId) && isUuid(ref.id));
   const found = await renderTasks(db, refs.filter((_ref, index) => wellFormed[index]));
   let next = 0;
@@ -19,7 +19,7 @@ export async function getTasksJson(db: Queryable, refs: ReadonlyArray<{ workspac
  * `GET /v1/projects/:projectId/tasks`: the project's tasks as the API's list JSON with the list's
  * version, or only the version when it is still `knownVersion` (a decimal int64; "0": none).
  */
-export async function listTasksJson(db: Queryable, workspaceId: string, projectId: string, knownVersion = '0'): Promise<RenderedTaskList> {
+export async function listTasksJson(db: Queryable, workspaceId: string, projectId: string, knownVersion: string): Promise<RenderedTaskList> {
   if (!/^\d{1,19}$/.test(knownVersion)) throw invalid('knownVersion must be a non-negative integer');
   const list = await renderTaskList(db, pathId(workspaceId, 'workspace'), pathId(projectId, 'project'), knownVersion);
   if (list === null) throw notFound('project not found');

@@ -29,18 +29,6 @@ export interface IncomingEvent {
   payload: Buffer;
 }
 
-export interface AttemptRecord {
-  deliveryId: string;
-  attempt: number;
-  startedAt: Date;
-  durationMs: number;
-  outcome: AttemptOutcome;
-  statusCode: number | null;
-  error: string | null;
-  /** The delivery's state after this attempt. */
-  next: { state: DeliveryState; nextAttempt: number; nextAttemptAt: Date | null; handoffPending: boolean };
-}
-
 export interface LoggedAttempt {
   attempt: number;
   startedAt: Date;
@@ -48,6 +36,12 @@ export interface LoggedAttempt {
   outcome: AttemptOutcome;
   statusCode: number | null;
   error: string | null;
+}
+
+/** An attempt to record: what the delivery log shows, plus the delivery's state after it. */
+export interface AttemptRecord extends LoggedAttempt {
+  deliveryId: string;
+  next: { state: DeliveryState; nextAttempt: number; nextAttemptAt: Date | null; handoffPending: boolean };
 }
 
 export interface DeliveryLogEntry {
