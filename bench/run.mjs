@@ -9,25 +9,26 @@
 //   BENCH_WEBHOOK_RATE=500      task changes/s of the sustained webhook run, for BENCH_WEBHOOK_SECONDS=20
 //   BENCH_WEBHOOK_ENDPOINTS=4   endpoints subscribed in the webhook workspace (deliveries = changes × endpoints)
 //   BENCH_BURST_CHANGES=3000    task changes of the burst run (BENCH_BURST_ENDPOINTS=8)
+//   BENCH_WEBHOOK_REPLICAS=1    webhooks service replicas for the webhook runs (the Helm chart runs 2)
 //   BENCH_LOG_LEVEL             LOG_LEVEL of the services (default: their default, info)
 //   BENCH_NODE_OPTIONS          added to the services' NODE_OPTIONS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
 //   BENCH_EXTRA_ENV=K=V,K=V     extra environment of the services (experiments with their settings)
 //   BENCH_ENDPOINTS=<regex>     API endpoints to measure (by name, e.g. "GET /v1/projects"); default all
 //   BENCH_MAX_LOAD=1.5          wait (up to BENCH_LOAD_WAIT_S=120 s) for the 1-min load average to drop below it
 import { spawn, execFile } from 'node:child_process';
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, writeFileSync, mkdtempSync } from 'node:fs';
-import https from 'node:https';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { Pool } from 'undici';
-import { createTestPki, repoRoot, serviceMemoryEnv, startStack, startTestDnsServer } from '@tws/devstack';
+import { cacheDir, createTestPki, repoRoot, runCommand, serviceMemoryEnv, startStack, startTestDnsServer } from '@tws/devstack';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const env = process.env;
@@ -44,6 +45,7 @@ const settings = {
   webhookTasks: 200,
   burstChanges: num('BENCH_BURST_CHANGES', 3000),
   burstEndpoints: num('BENCH_BURST_ENDPOINTS', 8),
+  webhookReplicas: num('BENCH_WEBHOOK_REPLICAS', 1),
   maxLoad: num('BENCH_MAX_LOAD', 1.5),
   loadWaitS: num('BENCH_LOAD_WAIT_S', 120),
 };
@@ -116,26 +118,82 @@ function rssMbOf(pid) {
 
 /** Processes whose CPU time each measurement reports (filled once the stack is up). */
 const watched = [];
-function cpuSecondsOf(pid) {
+/** utime + stime (+ cutime + cstime with `withChildren`: backends that already exited), in seconds. */
+function cpuSecondsOf(pid, withChildren = false) {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in clock ticks (USER_HZ = 100)
+    const own = Number(fields[11]) + Number(fields[12]);
+    return (withChildren ? own + Number(fields[13]) + Number(fields[14]) : own) / 100; // clock ticks (USER_HZ = 100)
   } catch {
     return null;
   }
 }
+
+/** Descendants of this process by command name (the servers the launcher started: postgres, java, minio). */
+function descendantsByCommand() {
+  const parents = new Map();
+  const commands = new Map();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      commands.set(Number(entry), stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')));
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  const isDescendant = (pid) => {
+    for (let current = parents.get(pid); current; current = parents.get(current)) if (current === process.pid) return true;
+    return false;
+  };
+  const byCommand = new Map();
+  for (const [pid, command] of commands) {
+    if (!isDescendant(pid)) continue;
+    byCommand.set(command, [...(byCommand.get(command) ?? []), pid]);
+  }
+  return { byCommand, parents };
+}
+
+/**
+ * Infrastructure CPU: every process of a server, summed. PostgreSQL's postmaster also counts the
+ * backends it reaped (cutime), so connections that closed during the measurement are not lost.
+ */
+function infraCpuSeconds() {
+  const { byCommand, parents } = descendantsByCommand();
+  const sum = (pids, rootCounts) => {
+    let total = 0;
+    for (const pid of pids) total += cpuSecondsOf(pid, rootCounts(pid)) ?? 0;
+    return total;
+  };
+  const postgres = byCommand.get('postgres') ?? [];
+  const postmasters = new Set(postgres.filter((pid) => !postgres.includes(parents.get(pid))));
+  return {
+    'postgres (all backends)': sum(postgres, (pid) => postmasters.has(pid)),
+    'kafka (broker JVM)': sum(byCommand.get('java') ?? [], () => false),
+    minio: sum(byCommand.get('minio') ?? [], () => false),
+  };
+}
+/** Names of the infrastructure rows of `cpuCores` (not counted in serverCpuMsPerRequest, which compares services with the ceiling). */
+const infraNames = new Set(Object.keys(infraCpuSeconds()));
+
 /** Starts CPU accounting; the returned function gives each watched process's CPU use (in cores) since. */
 function cpuMeter() {
   const start = performance.now();
   const before = watched.map(({ pid }) => cpuSecondsOf(pid));
+  const infraBefore = infraCpuSeconds();
   return () => {
     const seconds = (performance.now() - start) / 1000;
-    return Object.fromEntries(
-      watched.map(({ name, pid }, i) => {
-        const now = cpuSecondsOf(pid);
-        return [name, now === null || before[i] === null ? null : round((now - before[i]) / seconds, 2)];
-      }),
-    );
+    const infraNow = infraCpuSeconds();
+    return {
+      ...Object.fromEntries(
+        watched.map(({ name, pid }, i) => {
+          const now = cpuSecondsOf(pid);
+          return [name, now === null || before[i] === null ? null : round((now - before[i]) / seconds, 2)];
+        }),
+      ),
+      ...Object.fromEntries(Object.entries(infraNow).map(([name, now]) => [name, round((now - infraBefore[name]) / seconds, 2)])),
+    };
   };
 }
 
@@ -216,7 +274,7 @@ async function measure(label, options) {
     // a contention-independent cost, comparable between the service and its ceiling.
     serverCpuMsPerRequest: round(
       (Object.entries(cpuCores)
-        .filter(([name]) => !name.startsWith('bench'))
+        .filter(([name]) => !name.startsWith('bench') && !name.startsWith('receiver') && !infraNames.has(name))
         .reduce((sum, [, cores]) => sum + (cores ?? 0), 0) *
         1000) /
         Math.max(1, result.requests.average),
@@ -258,44 +316,73 @@ async function startCeiling(bodies) {
 const receiverAddress = '127.0.10.1';
 const domain = 'bench.test';
 
-/** HTTPS receiver on loopback that checks each signature and records (endpoint host, marker, delivery id, time). */
-async function startReceiver(pki) {
-  const state = { secrets: new Map(), onDelivery: null, total: 0, badSignatures: 0, unparsable: 0 };
-  const server = https.createServer({ cert: pki.serverCertPem, key: pki.serverKeyPem, keepAliveTimeout: 60_000 }, (request, response) => {
-    const chunks = [];
-    request.on('data', (chunk) => chunks.push(chunk));
-    request.on('end', () => {
-      const receivedAt = performance.now();
-      const body = Buffer.concat(chunks);
-      const host = String(request.headers.host ?? '').split(':')[0];
-      const secret = state.secrets.get(host);
-      const signature = String(request.headers['x-service-signature'] ?? '');
-      const expected = secret ? `sha256=${createHmac('sha256', secret).update(body).digest('hex')}` : '';
-      state.total += 1;
-      if (!secret || signature.length !== expected.length || !timingSafeEqual(Buffer.from(signature), Buffer.from(expected))) {
-        state.badSignatures += 1;
-      }
-      response.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
-      try {
-        const payload = JSON.parse(body.toString());
-        state.onDelivery?.({ host, deliveryId: String(request.headers['x-service-delivery'] ?? ''), payload, receivedAt });
-      } catch {
-        state.unparsable += 1;
-      }
+/** Builds the receiver (`receiver/main.go`, standard library only) into the cache, once per version of its source. */
+async function receiverBinary() {
+  const sourceDir = path.join(here, 'receiver');
+  const digest = createHash('sha256');
+  for (const file of ['go.mod', 'main.go']) digest.update(readFileSync(path.join(sourceDir, file)));
+  const binary = path.join(cacheDir, 'bench-receiver', digest.digest('hex').slice(0, 16), 'receiver');
+  if (!existsSync(binary)) {
+    log('building the webhook receiver (go build, first run only)');
+    await runCommand('go', ['build', '-o', binary, '.'], {
+      cwd: sourceDir,
+      what: 'building bench/receiver with go build (needs go on PATH, as MinIO does)',
+      env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=mod' },
     });
-  });
-  await new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, receiverAddress, resolve);
-  });
-  cleanups.push(
-    () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+  }
+  return binary;
+}
+
+/**
+ * HTTPS receiver on loopback, a Go process (`receiver/main.go`): it checks each signature and
+ * reports (endpoint host, delivery id, task name, time received) to `state.onDelivery`. Kept out of
+ * this process so receiving does not wait for the load generator's event loop, and cheap, because
+ * in production the receiver is the customer's server and not part of what is measured.
+ */
+async function startReceiver(pki) {
+  const state = { onDelivery: null, total: 0, badSignatures: 0, unparsable: 0 };
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'tws-bench-receiver-'));
+  writeFileSync(path.join(dir, 'cert.pem'), pki.serverCertPem);
+  writeFileSync(path.join(dir, 'key.pem'), pki.serverKeyPem, { mode: 0o600 });
+  const child = spawn(
+    await receiverBinary(),
+    ['-address', receiverAddress, '-cert', path.join(dir, 'cert.pem'), '-key', path.join(dir, 'key.pem')],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
   );
-  return { port: server.address().port, state };
+  const acknowledged = new Map();
+  let listening;
+  const port = new Promise((resolve, reject) => {
+    listening = resolve;
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`the receiver exited (${code}) before listening`)));
+  });
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    const fields = line.split('\t');
+    if (fields[0] === 'D') {
+      const [, host, deliveryId, receivedAtMicros, name, signatureOk, parsed] = fields;
+      state.total += 1;
+      if (signatureOk !== '1') state.badSignatures += 1;
+      if (parsed !== '1') state.unparsable += 1;
+      // On this process's clock, like the PATCH acknowledgements it is compared with.
+      state.onDelivery?.({ host, deliveryId, name, receivedAt: Number(receivedAtMicros) / 1000 - performance.timeOrigin });
+    } else if (fields[0] === 'A') {
+      acknowledged.get(fields[1])?.();
+    } else if (fields[0] === 'L') {
+      listening(Number(fields[1]));
+    }
+  });
+  cleanups.push(async () => {
+    child.stdin.end();
+    await Promise.race([new Promise((resolve) => child.once('exit', resolve)), sleep(5_000)]);
+    child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const addSecret = (host, secret) =>
+    new Promise((resolve) => {
+      acknowledged.set(host, resolve);
+      child.stdin.write(`S\t${host}\t${secret}\n`);
+    });
+  return { port: await port, state, addSecret, pid: child.pid };
 }
 
 // ---------------------------------------------------------------------------------------------- drain
@@ -456,7 +543,7 @@ async function benchWebhooks(stack, receiver) {
     for (let i = 0; i < count; i += 1) {
       const host = `h${endpointHosts.length + 1}.${domain}`;
       const secret = randomBytes(24).toString('base64url');
-      receiver.state.secrets.set(host, secret);
+      await receiver.addSecret(host, secret);
       await call('POST', '/v1/webhooks', { url: `https://${host}:${receiver.port}/hook`, secret, events: ['task.updated'] });
       endpointHosts.push(host);
     }
@@ -476,8 +563,7 @@ async function benchWebhooks(stack, receiver) {
     let firstReceivedAt = null;
     let lastReceivedAt = null;
     const prefix = `${marker} #`;
-    receiver.state.onDelivery = ({ host, deliveryId, payload, receivedAt }) => {
-      const name = payload?.data?.name;
+    receiver.state.onDelivery = ({ host, deliveryId, name, receivedAt }) => {
       if (typeof name !== 'string' || !name.startsWith(prefix)) {
         foreign += 1;
         return;
@@ -532,6 +618,9 @@ async function benchWebhooks(stack, receiver) {
     await Promise.race([tapAssigned, sleep(15_000)]);
     await sleep(500);
     sampleLoad(`webhooks ${label} start`);
+    // The load generator's own loop: a busy loop here stamps acknowledgements late (the receiver has its own thread).
+    const benchLoopDelay = monitorEventLoopDelay({ resolution: 5 });
+    benchLoopDelay.enable();
     const cpu = cpuMeter();
     const started = performance.now();
     let maxInFlight = 0;
@@ -568,6 +657,7 @@ async function benchWebhooks(stack, receiver) {
     }
     await sleep(1_000); // late duplicates
     const cpuCores = cpu();
+    benchLoopDelay.disable();
     await tap.disconnect();
     sampleLoad(`webhooks ${label} end`);
     const toKafka = [];
@@ -618,10 +708,14 @@ async function benchWebhooks(stack, receiver) {
       ackToKafkaMs: stats(toKafka),
       kafkaToReceiverMs: stats(fromKafka),
       cpuCores,
+      benchEventLoopDelayMs: {
+        p99: round(benchLoopDelay.percentile(99) / 1e6, 1),
+        max: round(benchLoopDelay.max / 1e6, 1),
+      },
       loadavgAtEnd: load(),
     };
     log(
-      `  ${label}: ${result.deliveredUnique}/${expected} delivered, ${result.deliveriesPerSecond} deliveries/s, p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms (ack→Kafka p50 ${result.ackToKafkaMs.p50}/p99 ${result.ackToKafkaMs.p99}, Kafka→receiver p50 ${result.kafkaToReceiverMs.p50}/p99 ${result.kafkaToReceiverMs.p99}), lost ${result.lost}, duplicates ${result.duplicateRequests}; CPU (cores) ${JSON.stringify(cpuCores)}; load ${result.loadavgAtEnd[0]}`,
+      `  ${label}: ${result.deliveredUnique}/${expected} delivered, ${result.deliveriesPerSecond} deliveries/s, p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms (ack→Kafka p50 ${result.ackToKafkaMs.p50}/p99 ${result.ackToKafkaMs.p99}, Kafka→receiver p50 ${result.kafkaToReceiverMs.p50}/p99 ${result.kafkaToReceiverMs.p99}), lost ${result.lost}, duplicates ${result.duplicateRequests}; CPU (cores) ${JSON.stringify(cpuCores)}; bench event-loop delay p99 ${result.benchEventLoopDelayMs.p99}/max ${result.benchEventLoopDelayMs.max} ms; load ${result.loadavgAtEnd[0]}`,
     );
     return result;
   }
@@ -758,7 +852,8 @@ async function main() {
   cleanups.push(() => stack.stop());
   log(`stack up: gateway ${stack.services.gatewayUrl}, logs in ${stack.logDir}`);
   for (const instance of stack.services.instances) watched.push({ name: instance.name, pid: instance.process.child.pid });
-  watched.push({ name: 'bench (load generator, receiver)', pid: process.pid });
+  watched.push({ name: 'bench (load generator)', pid: process.pid });
+  watched.push({ name: 'receiver (Go)', pid: receiver.pid });
   const rssAtStart = new Map(stack.services.instances.map((instance) => [instance.process.child.pid, rssMbOf(instance.process.child.pid)]));
 
   const results = {
@@ -771,6 +866,10 @@ async function main() {
   if (settings.only !== 'webhooks') results.api = await benchApi(stack);
   if (settings.only !== 'api') {
     await waitForPipelineIdle(stack, 'before the webhook runs');
+    for (let replica = 1; replica < settings.webhookReplicas; replica += 1) {
+      const instance = await stack.services.startReplica('webhooks');
+      watched.push({ name: `webhooks-${replica}`, pid: instance.process.child.pid });
+    }
     results.webhooks = await benchWebhooks(stack, receiver);
   }
   results.rss = stack.services.instances.map((instance) => ({

@@ -92,7 +92,7 @@ export async function startKafka(logDir: string): Promise<RunningKafka> {
   const brokers = [`127.0.0.1:${brokerPort}`];
   let server: ManagedProcess | undefined;
   const startServer = async (): Promise<void> => {
-    server = startProcess('kafka', 'java', ['-Xms256m', '-Xmx768m', ...jvm, 'kafka.Kafka', configFile], { logDir });
+    server = startProcess('kafka', 'java', [...brokerJavaOptions(), ...jvm, 'kafka.Kafka', configFile], { logDir });
     await waitUntil('Kafka', () => brokerAnswers(brokers), { timeoutMs: 60_000, process: server, intervalMs: 500 });
   };
   await startServer();
@@ -108,6 +108,16 @@ export async function startKafka(logDir: string): Promise<RunningKafka> {
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A small dev broker: C1 only, because a fresh broker's C2 compiler otherwise takes a quarter of a
+ * core for minutes (measured during `npm run bench` on 2 cores), more than the broker's own work at
+ * a few thousand messages/s. TWS_KAFKA_JAVA_OPTS is appended (e.g. `-XX:TieredStopAtLevel=4`).
+ */
+function brokerJavaOptions(): string[] {
+  const extra = (process.env.TWS_KAFKA_JAVA_OPTS ?? '').split(/\s+/).filter(Boolean);
+  return ['-Xms256m', '-Xmx768m', '-XX:TieredStopAtLevel=1', ...extra];
 }
 
 async function brokerAnswers(brokers: string[]): Promise<boolean> {

@@ -1,0 +1,3 @@
+module tws.local/bench-receiver
+
+go 1.22
