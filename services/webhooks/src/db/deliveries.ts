@@ -168,11 +168,12 @@ export class DeliveryStore {
    */
   async completeAttempts(records: AttemptRecord[]): Promise<boolean[]> {
     const { rows } = await this.pool.query<{ id: string; attempt: number }>({
+      // One JSON parameter rather than eleven arrays: pg's array literal escaping costs more in this
+      // process than JSON.stringify, and Postgres parses either about as fast.
       text: `WITH input AS (
-         SELECT * FROM unnest($1::uuid[], $2::smallint[], $3::timestamptz[], $4::int[], $5::text[], $6::smallint[], $7::text[],
-                              $8::text[], $9::smallint[], $10::timestamptz[], $11::boolean[])
-           AS i (delivery_id, attempt, started_at, duration_ms, outcome, status_code, error,
-                 next_state, next_attempt, next_attempt_at, handoff_pending)
+         SELECT * FROM json_to_recordset($1::json)
+           AS i (delivery_id uuid, attempt smallint, started_at timestamptz, duration_ms int, outcome text, status_code smallint,
+                 error text, next_state text, next_attempt smallint, next_attempt_at timestamptz, handoff_pending boolean)
        ), logged AS (
          INSERT INTO attempts (delivery_id, attempt, started_at, duration_ms, outcome, status_code, error)
          SELECT delivery_id, attempt, started_at, duration_ms, outcome, status_code, error FROM input
@@ -184,17 +185,21 @@ export class DeliveryStore {
        WHERE d.id = i.delivery_id AND d.state = 'pending' AND d.next_attempt = i.attempt
        RETURNING d.id, i.attempt`,
       values: [
-        records.map((record) => record.deliveryId),
-        records.map((record) => record.attempt),
-        records.map((record) => record.startedAt),
-        records.map((record) => record.durationMs),
-        records.map((record) => record.outcome),
-        records.map((record) => record.statusCode),
-        records.map((record) => record.error),
-        records.map((record) => record.next.state),
-        records.map((record) => record.next.nextAttempt),
-        records.map((record) => record.next.nextAttemptAt),
-        records.map((record) => record.next.handoffPending),
+        JSON.stringify(
+          records.map((record) => ({
+            delivery_id: record.deliveryId,
+            attempt: record.attempt,
+            started_at: record.startedAt,
+            duration_ms: record.durationMs,
+            outcome: record.outcome,
+            status_code: record.statusCode,
+            error: record.error,
+            next_state: record.next.state,
+            next_attempt: record.next.nextAttempt,
+            next_attempt_at: record.next.nextAttemptAt,
+            handoff_pending: record.next.handoffPending,
+          })),
+        ),
       ],
     });
     const advanced = new Set(rows.map((row) => `${row.id}/${row.attempt}`));

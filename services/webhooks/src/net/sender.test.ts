@@ -91,6 +91,19 @@ describe('HostVetter and WebhookSender', () => {
     expect(result.durationMs).toBeLessThan(3_000);
   });
 
+  it('times out attempts still queued for a connection at the same deadline', async () => {
+    behaviour = () => undefined; // never answers: all four connections of the pool stay busy
+    const results = await Promise.all(Array.from({ length: 6 }, () => send(`https://queued.${domain}:${port}/slow`)));
+    for (const result of results) {
+      expect(result).toMatchObject({ outcome: 'failed', error: expect.stringContaining('timeout') });
+      expect(result.durationMs).toBeGreaterThanOrEqual(1_400);
+      expect(result.durationMs).toBeLessThan(3_000);
+    }
+    behaviour = (_path, response) => response.end('ok');
+    // The pool is usable again once the timed-out requests are gone.
+    expect(await send(`https://queued.${domain}:${port}/after`)).toMatchObject({ outcome: 'succeeded', statusCode: 200 });
+  });
+
   it('reads at most the body cap of an endless response', async () => {
     behaviour = (_path, response) => {
       response.writeHead(200);
