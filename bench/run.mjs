@@ -7,6 +7,7 @@
 //   BENCH_DURATION_S=10         measured seconds per API endpoint (after BENCH_WARMUP_S=3 of warm-up)
 //   BENCH_CONNECTIONS=50        autocannon connections
 //   BENCH_WEBHOOK_RATE=500      task changes/s of the sustained webhook run, for BENCH_WEBHOOK_SECONDS=20
+//                               (after BENCH_WEBHOOK_WARMUP_S=10 s at that rate, not measured)
 //   BENCH_WEBHOOK_ENDPOINTS=4   endpoints subscribed in the webhook workspace (deliveries = changes × endpoints)
 //   BENCH_BURST_CHANGES=3000    task changes of the burst run (BENCH_BURST_ENDPOINTS=8)
 //   BENCH_WEBHOOK_REPLICAS=1    webhooks service replicas for the webhook runs (the Helm chart runs 2)
@@ -46,6 +47,7 @@ const settings = {
   burstChanges: num('BENCH_BURST_CHANGES', 3000),
   burstEndpoints: num('BENCH_BURST_ENDPOINTS', 8),
   webhookReplicas: num('BENCH_WEBHOOK_REPLICAS', 1),
+  webhookWarmupS: num('BENCH_WEBHOOK_WARMUP_S', 10),
   maxLoad: num('BENCH_MAX_LOAD', 1.5),
   loadWaitS: num('BENCH_LOAD_WAIT_S', 120),
 };
@@ -720,8 +722,11 @@ async function benchWebhooks(stack, receiver) {
     return result;
   }
 
-  log(`webhooks: warm-up (100 changes at 100/s)`);
-  await run({ label: 'warmup', count: 100, rate: 100, endpoints: endpointHosts.length });
+  // Long enough at the measured rate for every process on the path (V8, the broker) to compile the hot code.
+  const warmupChanges = settings.webhookRate * settings.webhookWarmupS;
+  log(`webhooks: warm-up (${warmupChanges} changes at ${settings.webhookRate}/s)`);
+  await run({ label: 'warmup', count: warmupChanges, rate: settings.webhookRate, endpoints: endpointHosts.length });
+  await waitForPipelineIdle(stack, 'webhooks: before the sustained run');
   const sustainedCount = settings.webhookRate * settings.webhookSeconds;
   log(
     `webhooks: sustained: ${settings.webhookRate} changes/s for ${settings.webhookSeconds} s × ${endpointHosts.length} endpoints = ${settings.webhookRate * endpointHosts.length} deliveries/s offered`,
