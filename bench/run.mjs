@@ -600,7 +600,7 @@ async function benchWebhooks(stack, receiver) {
     // A tap on task-events.v1 (own group) timestamps when each change reached Kafka, which splits the
     // event-to-delivery latency into tasks (commit → relay → Kafka) and webhooks (Kafka → receiver).
     const inKafkaAt = new Array(count).fill(null);
-    const tap = kafka.consumer({ groupId: `bench-tap-${marker}`, maxWaitTimeInMs: 50 });
+    const tap = kafka.consumer({ groupId: `bench-tap-${marker}`, maxWaitTimeInMs: 50, minBytes: 64 * 1024 });
     await tap.connect();
     await tap.subscribe({ topic: 'task-events.v1', fromBeginning: false });
     let tapReady;

@@ -77,6 +77,8 @@ export function buildWebhooksRuntime(config: WebhooksConfig, logger: Logger, reg
     handler: new TaskEventHandler(handlerDeps),
     logger: logger.child({ consumer: consumerGroups.events }),
     metrics,
+    fetchMinBytes: 32 * 1024,
+    fetchMaxWaitMs: 25,
   });
   const scheduledConsumer = new TrackedConsumer({
     kafka,

@@ -80,6 +80,8 @@ export async function startPostgres(logDir: string): Promise<RunningPostgres> {
         // A throw-away local cluster: durability across power loss is not needed, speed is.
         '-c', 'fsync=off',
         '-c', 'full_page_writes=off',
+        // Extra settings for experiments, e.g. TWS_POSTGRES_SETTINGS="shared_preload_libraries=pg_stat_statements".
+        ...(process.env.TWS_POSTGRES_SETTINGS ?? '').split(/\s+/).filter(Boolean).flatMap((setting) => ['-c', setting]),
       ],
       { logDir, stopSignal: 'SIGINT', ...identity },
     );
