@@ -73,10 +73,11 @@ interface WorkRow {
   payload: Buffer;
 }
 
-const workColumns = `
+const workColumnsButPayload = `
   d.id AS delivery_id, d.state, d.next_attempt, d.next_attempt_at, d.handoff_pending,
   e.id AS endpoint_id, e.url, e.deleted_at IS NOT NULL AS endpoint_deleted, e.secret_ciphertext,
-  ev.id AS event_id, ev.type, ev.task_id, ev.workspace_id, ev.payload`;
+  ev.id AS event_id, ev.type, ev.task_id, ev.workspace_id`;
+const workColumns = `${workColumnsButPayload}, ev.payload`;
 
 const toWork = (row: WorkRow): DeliveryWork => ({
   deliveryId: row.delivery_id,
@@ -139,14 +140,22 @@ export class DeliveryStore {
         events.map((event) => event.payload),
       ],
     });
-    const { rows } = await this.pool.query<WorkRow>({
-      text: `SELECT ${workColumns}
+    // The payload comes once per event (its first row); the event's other deliveries share that
+    // Buffer, so neither Postgres nor this process encodes, parses or holds it once per endpoint.
+    const { rows } = await this.pool.query<Omit<WorkRow, 'payload'> & { payload: Buffer | null }>({
+      text: `SELECT ${workColumnsButPayload}, CASE WHEN lag(d.event_id) OVER w IS DISTINCT FROM d.event_id THEN ev.payload END AS payload
        FROM deliveries d JOIN endpoints e ON e.id = d.endpoint_id JOIN events ev ON ev.id = d.event_id
        WHERE d.event_id = ANY ($1::text[]) AND NOT d.is_redelivery
+       WINDOW w AS (ORDER BY array_position($1::text[], d.event_id), e.created_at, e.id)
        ORDER BY array_position($1::text[], d.event_id), e.created_at, e.id`,
       values: [ids],
     });
-    return rows.map(toWork);
+    let payload: Buffer | undefined;
+    return rows.map((row) => {
+      payload = row.payload ?? payload;
+      if (!payload) throw new Error(`fan-out returned no payload for event ${row.event_id}`);
+      return toWork({ ...row, payload });
+    });
   }
 
   /** Current state of the given deliveries (for retry and redelivery messages). */
