@@ -43,5 +43,10 @@ describe('DeliveryStore.fanOut', () => {
         expect(item).toMatchObject({ workspaceId, taskId: event.taskId, eventType: 'task.updated', state: 'pending', nextAttempt: 1 });
       }
     }
+    // The delivery log is newest first in the batch's (Kafka) order, whatever the random event ids.
+    for (const endpointId of endpoints) {
+      const log = await store.listForEndpoint(endpointId, 20, undefined);
+      expect(log.map((entry) => entry.eventId)).toEqual([...events].reverse().map((event) => event.id));
+    }
   });
 });

@@ -116,7 +116,8 @@ export class DeliveryStore {
     await this.pool.query({
       name: 'webhooks-fan-out',
       text: `WITH input AS (
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[]) AS i (id, workspace_id, type, task_id, payload)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[]) WITH ORDINALITY
+           AS i (id, workspace_id, type, task_id, payload, ord)
        ), recorded AS (
          -- Only events somebody subscribed to are kept (most workspaces have no endpoint).
          INSERT INTO events (id, workspace_id, type, task_id, payload)
@@ -126,9 +127,12 @@ export class DeliveryStore {
          )
          ON CONFLICT (id) DO NOTHING
        )
-       INSERT INTO deliveries (id, endpoint_id, event_id)
-       SELECT gen_random_uuid(), e.id, i.id
-       FROM (SELECT DISTINCT ON (id) * FROM input) i
+       -- Rows go in in event-id order (one lock order for concurrent fan-outs), so created_at, which
+       -- orders the delivery log, comes from the event's position in the batch (Kafka order), one
+       -- microsecond apart, not from the insertion time.
+       INSERT INTO deliveries (id, endpoint_id, event_id, created_at, updated_at)
+       SELECT gen_random_uuid(), e.id, i.id, i.at, i.at
+       FROM (SELECT DISTINCT ON (id) *, statement_timestamp() + make_interval(secs => ord / 1e6) AS at FROM input ORDER BY id, ord) i
        JOIN endpoints e ON e.workspace_id = i.workspace_id AND e.deleted_at IS NULL AND i.type = ANY (e.events)
        ORDER BY i.id, e.created_at, e.id
        ON CONFLICT (event_id, endpoint_id) WHERE NOT is_redelivery DO NOTHING`,
