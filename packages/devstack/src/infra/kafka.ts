@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
@@ -77,25 +77,39 @@ const log4jProperties = [
 export async function startKafka(logDir: string): Promise<RunningKafka> {
   const libs = await ensureKafka();
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'tws-kafka-'));
-  const [brokerPort, controllerPort] = [await freePort(), await freePort()];
   const configFile = path.join(dataDir, 'server.properties');
   const log4jFile = path.join(dataDir, 'log4j.properties');
-  writeFileSync(configFile, serverProperties(dataDir, brokerPort, controllerPort));
   writeFileSync(log4jFile, log4jProperties);
   const classpath = path.join(libs, '*');
   const jvm = ['-cp', classpath, `-Dlog4j.configuration=file:${log4jFile}`];
-  progress(`starting Kafka ${kafkaVersion} (KRaft) on 127.0.0.1:${brokerPort}`);
-  const clusterId = randomBytes(16).toString('base64url');
-  await runCommand('java', [...jvm, 'kafka.tools.StorageTool', 'format', `--cluster-id=${clusterId}`, '-c', configFile], {
-    what: 'formatting Kafka storage',
-  });
-  const brokers = [`127.0.0.1:${brokerPort}`];
+  const brokers: string[] = [];
   let server: ManagedProcess | undefined;
   const startServer = async (): Promise<void> => {
     server = startProcess('kafka', 'java', [...brokerJavaOptions(), ...jvm, 'kafka.Kafka', configFile], { logDir });
     await waitUntil('Kafka', () => brokerAnswers(brokers), { timeoutMs: 60_000, process: server, intervalMs: 500 });
   };
-  await startServer();
+  // The ports are free when chosen, but they come from the ephemeral range: any outgoing connection
+  // on the machine may take one before the JVM binds it. Then: new ports, fresh storage, again.
+  const logFile = path.join(logDir, 'kafka.log');
+  for (let attempt = 1; ; attempt++) {
+    const [brokerPort, controllerPort] = [await freePort(), await freePort()];
+    rmSync(path.join(dataDir, 'logs'), { recursive: true, force: true });
+    writeFileSync(configFile, serverProperties(dataDir, brokerPort, controllerPort));
+    progress(`starting Kafka ${kafkaVersion} (KRaft) on 127.0.0.1:${brokerPort}`);
+    await runCommand('java', [...jvm, 'kafka.tools.StorageTool', 'format', `--cluster-id=${randomBytes(16).toString('base64url')}`, '-c', configFile], {
+      what: 'formatting Kafka storage',
+    });
+    brokers.splice(0, brokers.length, `127.0.0.1:${brokerPort}`);
+    const logOffset = existsSync(logFile) ? statSync(logFile).size : 0;
+    try {
+      await startServer();
+      break;
+    } catch (error) {
+      const portTaken = existsSync(logFile) && readFileSync(logFile).subarray(logOffset).includes('Address already in use');
+      if (!portTaken || attempt >= 3) throw error;
+      progress('Kafka: a chosen port was taken before the broker bound it; starting again on new ports');
+    }
+  }
   const stopServer = async (): Promise<void> => {
     await server?.stop(30_000);
   };
