@@ -74,7 +74,8 @@ const log4jProperties = [
   '',
 ].join('\n');
 
-export async function startKafka(logDir: string): Promise<RunningKafka> {
+export async function startKafka(logDir: string, options: { choosePort?: () => Promise<number> } = {}): Promise<RunningKafka> {
+  const choosePort = options.choosePort ?? freePort;
   const libs = await ensureKafka();
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'tws-kafka-'));
   const configFile = path.join(dataDir, 'server.properties');
@@ -92,7 +93,7 @@ export async function startKafka(logDir: string): Promise<RunningKafka> {
   // on the machine may take one before the JVM binds it. Then: new ports, fresh storage, again.
   const logFile = path.join(logDir, 'kafka.log');
   for (let attempt = 1; ; attempt++) {
-    const [brokerPort, controllerPort] = [await freePort(), await freePort()];
+    const [brokerPort, controllerPort] = [await choosePort(), await choosePort()];
     rmSync(path.join(dataDir, 'logs'), { recursive: true, force: true });
     writeFileSync(configFile, serverProperties(dataDir, brokerPort, controllerPort));
     progress(`starting Kafka ${kafkaVersion} (KRaft) on 127.0.0.1:${brokerPort}`);
