@@ -118,71 +118,62 @@ function rssMbOf(pid) {
   }
 }
 
-/** Processes whose CPU time each measurement reports (filled once the stack is up). */
+/**
+ * Processes whose CPU time each measurement reports (filled once the stack is up). `serverSide`:
+ * the services and the ceiling, whose CPU per request is compared; not the load generator or the receiver.
+ */
 const watched = [];
-/** utime + stime (+ cutime + cstime with `withChildren`: backends that already exited), in seconds. */
-function cpuSecondsOf(pid, withChildren = false) {
+
+/** One read of /proc/<pid>/stat: command, parent, and CPU seconds of the process and of its reaped children. */
+function procStat(pid) {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    const own = Number(fields[11]) + Number(fields[12]);
-    return (withChildren ? own + Number(fields[13]) + Number(fields[14]) : own) / 100; // clock ticks (USER_HZ = 100)
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+    return {
+      command: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
+      parent: Number(fields[1]),
+      // utime + stime, cutime + cstime, in clock ticks (USER_HZ = 100)
+      ownSeconds: (Number(fields[11]) + Number(fields[12])) / 100,
+      childrenSeconds: (Number(fields[13]) + Number(fields[14])) / 100,
+    };
   } catch {
-    return null;
+    return null; // exited
   }
 }
 
-/** Descendants of this process by command name (the servers the launcher started: postgres, java, minio). */
-function descendantsByCommand() {
-  const parents = new Map();
-  const commands = new Map();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      commands.set(Number(entry), stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')));
-      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch {
-      // exited meanwhile
-    }
-  }
-  const isDescendant = (pid) => {
-    for (let current = parents.get(pid); current; current = parents.get(current)) if (current === process.pid) return true;
-    return false;
-  };
-  const byCommand = new Map();
-  for (const [pid, command] of commands) {
-    if (!isDescendant(pid)) continue;
-    byCommand.set(command, [...(byCommand.get(command) ?? []), pid]);
-  }
-  return { byCommand, parents };
-}
+/** The servers the launcher started, by command name, and the row each one gets in `cpuCores`. */
+const infraRows = { postgres: 'postgres (all backends)', java: 'kafka (broker JVM)', minio: 'minio' };
 
 /**
- * Infrastructure CPU: every process of a server, summed. PostgreSQL's postmaster also counts the
- * backends it reaped (cutime), so connections that closed during the measurement are not lost.
+ * Infrastructure CPU in seconds: every descendant process of a server, summed. PostgreSQL's
+ * postmaster also counts the backends it reaped (cutime), so connections that closed during the
+ * measurement are not lost.
  */
 function infraCpuSeconds() {
-  const { byCommand, parents } = descendantsByCommand();
-  const sum = (pids, rootCounts) => {
-    let total = 0;
-    for (const pid of pids) total += cpuSecondsOf(pid, rootCounts(pid)) ?? 0;
-    return total;
+  const stats = new Map();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = procStat(entry);
+    if (stat) stats.set(Number(entry), stat);
+  }
+  const isDescendant = (pid) => {
+    for (let current = stats.get(pid)?.parent; current; current = stats.get(current)?.parent) if (current === process.pid) return true;
+    return false;
   };
-  const postgres = byCommand.get('postgres') ?? [];
-  const postmasters = new Set(postgres.filter((pid) => !postgres.includes(parents.get(pid))));
-  return {
-    'postgres (all backends)': sum(postgres, (pid) => postmasters.has(pid)),
-    'kafka (broker JVM)': sum(byCommand.get('java') ?? [], () => false),
-    minio: sum(byCommand.get('minio') ?? [], () => false),
-  };
+  const totals = Object.fromEntries(Object.values(infraRows).map((row) => [row, 0]));
+  for (const [pid, stat] of stats) {
+    const row = infraRows[stat.command];
+    if (!row || !isDescendant(pid)) continue;
+    const isPostmaster = stat.command === 'postgres' && stats.get(stat.parent)?.command !== 'postgres';
+    totals[row] += stat.ownSeconds + (isPostmaster ? stat.childrenSeconds : 0);
+  }
+  return totals;
 }
-/** Names of the infrastructure rows of `cpuCores` (not counted in serverCpuMsPerRequest, which compares services with the ceiling). */
-const infraNames = new Set(Object.keys(infraCpuSeconds()));
 
 /** Starts CPU accounting; the returned function gives each watched process's CPU use (in cores) since. */
 function cpuMeter() {
   const start = performance.now();
-  const before = watched.map(({ pid }) => cpuSecondsOf(pid));
+  const before = watched.map(({ pid }) => procStat(pid)?.ownSeconds ?? null);
   const infraBefore = infraCpuSeconds();
   return () => {
     const seconds = (performance.now() - start) / 1000;
@@ -190,7 +181,7 @@ function cpuMeter() {
     return {
       ...Object.fromEntries(
         watched.map(({ name, pid }, i) => {
-          const now = cpuSecondsOf(pid);
+          const now = procStat(pid)?.ownSeconds ?? null;
           return [name, now === null || before[i] === null ? null : round((now - before[i]) / seconds, 2)];
         }),
       ),
@@ -272,11 +263,11 @@ async function measure(label, options) {
     loadavgAtStart: load1,
     loadavgAtEnd: load(),
     cpuCores,
-    // CPU milliseconds the server side spent per request (every watched process but the load generator):
-    // a contention-independent cost, comparable between the service and its ceiling.
+    // CPU milliseconds the server side spent per request (the services or the ceiling; not the load
+    // generator, the receiver, Postgres or Kafka): a contention-independent cost, comparable between the two.
     serverCpuMsPerRequest: round(
       (Object.entries(cpuCores)
-        .filter(([name]) => !name.startsWith('bench') && !name.startsWith('receiver') && !infraNames.has(name))
+        .filter(([name]) => watched.some((entry) => entry.serverSide && entry.name === name))
         .reduce((sum, [, cores]) => sum + (cores ?? 0), 0) *
         1000) /
         Math.max(1, result.requests.average),
@@ -445,7 +436,7 @@ async function benchApi(stack) {
   log(`API: single task ${Buffer.byteLength(single)} bytes, list of ${listLength} tasks ${Buffer.byteLength(list)} bytes`);
   const ceiling = await startCeiling({ single, list });
   log(`API: ceiling server (bare fastify) on ${ceiling.url}, pid ${ceiling.pid}`);
-  watched.push({ name: 'ceiling', pid: ceiling.pid });
+  watched.push({ name: 'ceiling', pid: ceiling.pid, serverSide: true });
 
   const headers = { 'x-api-key': key, 'content-type': 'application/json' };
   const postBody = JSON.stringify({ projectId: postProject.id, listId: postProject.defaultListId, name: 'Bench created task: write the report' });
@@ -856,7 +847,7 @@ async function main() {
   const stack = await startStack({ label: 'bench', extraEnv });
   cleanups.push(() => stack.stop());
   log(`stack up: gateway ${stack.services.gatewayUrl}, logs in ${stack.logDir}`);
-  for (const instance of stack.services.instances) watched.push({ name: instance.name, pid: instance.process.child.pid });
+  for (const instance of stack.services.instances) watched.push({ name: instance.name, pid: instance.process.child.pid, serverSide: true });
   watched.push({ name: 'bench (load generator)', pid: process.pid });
   watched.push({ name: 'receiver (Go)', pid: receiver.pid });
   const rssAtStart = new Map(stack.services.instances.map((instance) => [instance.process.child.pid, rssMbOf(instance.process.child.pid)]));
@@ -873,7 +864,7 @@ async function main() {
     await waitForPipelineIdle(stack, 'before the webhook runs');
     for (let replica = 1; replica < settings.webhookReplicas; replica += 1) {
       const instance = await stack.services.startReplica('webhooks');
-      watched.push({ name: `webhooks-${replica}`, pid: instance.process.child.pid });
+      watched.push({ name: `webhooks-${replica}`, pid: instance.process.child.pid, serverSide: true });
     }
     results.webhooks = await benchWebhooks(stack, receiver);
   }

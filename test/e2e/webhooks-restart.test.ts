@@ -8,6 +8,7 @@ import type { WebhooksServiceClient } from '@tws/proto-types/generated/webhooks/
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { pollUntil } from '../support/fixtures.js';
 import { testServiceEnv } from '../support/test-env.js';
 import { taskEventMessage } from '../support/webhooks/fixtures.js';
 import { startReceiver, type TestReceiver } from '../support/webhooks/receiver.js';
@@ -87,11 +88,9 @@ describe('webhooks service restarts lose no delivery', () => {
         )
       ).rows;
     const settled = [{ state: 'succeeded', count: String(events.length) }];
-    let states = await deliveryStates();
-    while (JSON.stringify(states) !== JSON.stringify(settled) && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      states = await deliveryStates();
-    }
+    const states = await pollUntil(deliveryStates, (rows) => JSON.stringify(rows) === JSON.stringify(settled), {
+      timeoutMs: Math.max(0, deadline - Date.now()),
+    });
     expect(states).toEqual(settled);
     return { duplicates: receiver.requests.length - expected.size, receivedBeforeRestart, total: events.length };
   }

@@ -77,6 +77,8 @@ export function buildWebhooksRuntime(config: WebhooksConfig, logger: Logger, reg
     handler: new TaskEventHandler(handlerDeps),
     logger: logger.child({ consumer: consumerGroups.events }),
     metrics,
+    // Under load the broker holds a fetch until 32 KiB are there (or 25 ms passed): a few fetches a
+    // second of many messages each instead of one per message, for both this process and the broker.
     fetchMinBytes: 32 * 1024,
     fetchMaxWaitMs: 25,
   });

@@ -83,7 +83,7 @@ export async function startKafka(logDir: string, options: { choosePort?: () => P
   writeFileSync(log4jFile, log4jProperties);
   const classpath = path.join(libs, '*');
   const jvm = ['-cp', classpath, `-Dlog4j.configuration=file:${log4jFile}`];
-  const brokers: string[] = [];
+  let brokers: string[] = [];
   let server: ManagedProcess | undefined;
   const startServer = async (): Promise<void> => {
     server = startProcess('kafka', 'java', [...brokerJavaOptions(), ...jvm, 'kafka.Kafka', configFile], { logDir });
@@ -100,7 +100,7 @@ export async function startKafka(logDir: string, options: { choosePort?: () => P
     await runCommand('java', [...jvm, 'kafka.tools.StorageTool', 'format', `--cluster-id=${randomBytes(16).toString('base64url')}`, '-c', configFile], {
       what: 'formatting Kafka storage',
     });
-    brokers.splice(0, brokers.length, `127.0.0.1:${brokerPort}`);
+    brokers = [`127.0.0.1:${brokerPort}`];
     const logOffset = existsSync(logFile) ? statSync(logFile).size : 0;
     try {
       await startServer();

@@ -59,8 +59,6 @@ export class TrackedConsumer {
       groupId: options.groupId,
       sessionTimeout: 30_000,
       heartbeatInterval: 3_000,
-      // Under load the broker holds a fetch until 32 KiB are there (or 25 ms passed): a few fetches a
-      // second of many messages each instead of one per message, for both this process and the broker.
       minBytes: this.options.fetchMinBytes ?? 1,
       maxWaitTimeInMs: this.options.fetchMaxWaitMs ?? 100,
       // A fetch's messages stay in memory until handed over (longer while the handler is saturated):
