@@ -43,6 +43,12 @@ describe('DeliveryStore.fanOut', () => {
         expect(item).toMatchObject({ workspaceId, taskId: event.taskId, eventType: 'task.updated', state: 'pending', nextAttempt: 1 });
       }
     }
+    // An endpoint deleted since: its deliveries still come back (the pipeline cancels them), marked so.
+    await pool.query('UPDATE endpoints SET deleted_at = now() WHERE id = $1', [endpoints[1]]);
+    const again = await store.fanOut(events.slice(0, 2));
+    expect(again.map((item) => [item.eventId, item.endpointId, item.endpointDeleted])).toEqual(
+      events.slice(0, 2).flatMap((event) => endpoints.map((endpointId) => [event.id, endpointId, endpointId === endpoints[1]])),
+    );
     // The delivery log is newest first in the batch's (Kafka) order, whatever the random event ids.
     for (const endpointId of endpoints) {
       const log = await store.listForEndpoint(endpointId, 20, undefined);

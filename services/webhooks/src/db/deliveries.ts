@@ -73,11 +73,10 @@ interface WorkRow {
   payload: Buffer;
 }
 
-const workColumnsButPayload = `
+const workColumns = `
   d.id AS delivery_id, d.state, d.next_attempt, d.next_attempt_at, d.handoff_pending,
   e.id AS endpoint_id, e.url, e.deleted_at IS NOT NULL AS endpoint_deleted, e.secret_ciphertext,
-  ev.id AS event_id, ev.type, ev.task_id, ev.workspace_id`;
-const workColumns = `${workColumnsButPayload}, ev.payload`;
+  ev.id AS event_id, ev.type, ev.task_id, ev.workspace_id, ev.payload`;
 
 const toWork = (row: WorkRow): DeliveryWork => ({
   deliveryId: row.delivery_id,
@@ -96,69 +95,86 @@ const toWork = (row: WorkRow): DeliveryWork => ({
   payload: row.payload,
 });
 
+type FanOutRow = Omit<WorkRow, 'type' | 'task_id' | 'workspace_id' | 'payload'>;
+
 /**
- * Deliveries and the attempt log; batch-oriented so a Kafka batch costs a few round trips. Only the
- * fan-out insert is a named (prepared) statement: it reads no growing table. The others stay
- * unnamed on purpose: a cached generic plan made while `deliveries` was small keeps scanning it
- * sequentially as it grows (seen in the bench: 36 M rows read in a minute), a custom plan does not.
+ * The fan-out in one statement: record the events, create the deliveries, return them.
+ * - Deliveries go in in event-id order (one lock order for concurrent fan-outs), so created_at, which
+ *   orders the delivery log, comes from the event's position in the batch (Kafka order), one
+ *   microsecond apart, not from the insertion time.
+ * - A delivery another owner already created (a redelivered message, or two owners during a
+ *   rebalance) comes back from the conflict's no-op update, which sees it even when that owner
+ *   committed after this statement began (DO NOTHING would skip it, and nobody might attempt it).
+ * - Deliveries of an event this statement did not record first (it was known) are also read from
+ *   the table: their endpoint may no longer be a target (deleted, or no longer subscribed).
+ */
+const fanOutStatement = `WITH input AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[]) WITH ORDINALITY
+      AS i (id, workspace_id, type, task_id, payload, ord)
+  ), firsts AS (
+    SELECT DISTINCT ON (id) id, workspace_id, type, task_id, payload, ord FROM input ORDER BY id, ord
+  ), recorded AS (
+    -- Only events somebody subscribed to are kept (most workspaces have no endpoint).
+    INSERT INTO events (id, workspace_id, type, task_id, payload)
+    SELECT f.id, f.workspace_id, f.type, f.task_id, f.payload FROM firsts f
+    WHERE EXISTS (
+      SELECT 1 FROM endpoints e WHERE e.workspace_id = f.workspace_id AND e.deleted_at IS NULL AND f.type = ANY (e.events)
+    )
+    ON CONFLICT (id) DO NOTHING
+    RETURNING id
+  ), created AS (
+    INSERT INTO deliveries (id, endpoint_id, event_id, created_at, updated_at)
+    SELECT gen_random_uuid(), e.id, f.id, f.at, f.at
+    FROM (SELECT id, workspace_id, type, statement_timestamp() + make_interval(secs => ord / 1e6) AS at FROM firsts) f
+    JOIN endpoints e ON e.workspace_id = f.workspace_id AND e.deleted_at IS NULL AND f.type = ANY (e.events)
+    ORDER BY f.id, e.created_at, e.id
+    ON CONFLICT (event_id, endpoint_id) WHERE NOT is_redelivery DO UPDATE SET updated_at = deliveries.updated_at
+    RETURNING id, endpoint_id, event_id, state, next_attempt, next_attempt_at, handoff_pending
+  ), known AS (
+    SELECT d.id, d.endpoint_id, d.event_id, d.state, d.next_attempt, d.next_attempt_at, d.handoff_pending
+    FROM deliveries d
+    WHERE d.event_id IN (SELECT id FROM firsts EXCEPT SELECT id FROM recorded) AND NOT d.is_redelivery
+      AND d.id NOT IN (SELECT id FROM created)
+  )
+  SELECT d.id AS delivery_id, d.state, d.next_attempt, d.next_attempt_at, d.handoff_pending,
+         e.id AS endpoint_id, e.url, e.deleted_at IS NOT NULL AS endpoint_deleted, e.secret_ciphertext, d.event_id
+  FROM (SELECT * FROM created UNION ALL SELECT * FROM known) d
+  JOIN firsts f ON f.id = d.event_id
+  JOIN endpoints e ON e.id = d.endpoint_id
+  ORDER BY f.ord, e.created_at, e.id`;
+
+/**
+ * Deliveries and the attempt log; batch-oriented so a Kafka batch costs a few round trips. The
+ * statements are unnamed on purpose: a cached generic plan made while `deliveries` was small keeps
+ * scanning it sequentially as it grows (seen in the bench: 36 M rows read in a minute), a custom
+ * plan does not.
  */
 export class DeliveryStore {
   constructor(private readonly pool: Pool) {}
 
   /**
    * Records events and creates one delivery per (event, subscribed live endpoint of its workspace),
-   * idempotently, then returns every original delivery of these events (new or already known, so a
-   * redelivered Kafka message resumes where the last owner stopped), in input order of the events.
+   * idempotently, and returns every original delivery of these events (new or already known, so a
+   * redelivered Kafka message resumes where the last owner stopped), in input order of the events,
+   * then endpoint order. One statement; the payloads stay in this process (the input's).
    */
   async fanOut(events: IncomingEvent[]): Promise<DeliveryWork[]> {
     if (events.length === 0) return [];
-    const ids = events.map((event) => event.id);
-    await this.pool.query({
-      name: 'webhooks-fan-out',
-      text: `WITH input AS (
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[]) WITH ORDINALITY
-           AS i (id, workspace_id, type, task_id, payload, ord)
-       ), recorded AS (
-         -- Only events somebody subscribed to are kept (most workspaces have no endpoint).
-         INSERT INTO events (id, workspace_id, type, task_id, payload)
-         SELECT DISTINCT ON (i.id) i.id, i.workspace_id, i.type, i.task_id, i.payload FROM input i
-         WHERE EXISTS (
-           SELECT 1 FROM endpoints e WHERE e.workspace_id = i.workspace_id AND e.deleted_at IS NULL AND i.type = ANY (e.events)
-         )
-         ON CONFLICT (id) DO NOTHING
-       )
-       -- Rows go in in event-id order (one lock order for concurrent fan-outs), so created_at, which
-       -- orders the delivery log, comes from the event's position in the batch (Kafka order), one
-       -- microsecond apart, not from the insertion time.
-       INSERT INTO deliveries (id, endpoint_id, event_id, created_at, updated_at)
-       SELECT gen_random_uuid(), e.id, i.id, i.at, i.at
-       FROM (SELECT DISTINCT ON (id) *, statement_timestamp() + make_interval(secs => ord / 1e6) AS at FROM input ORDER BY id, ord) i
-       JOIN endpoints e ON e.workspace_id = i.workspace_id AND e.deleted_at IS NULL AND i.type = ANY (e.events)
-       ORDER BY i.id, e.created_at, e.id
-       ON CONFLICT (event_id, endpoint_id) WHERE NOT is_redelivery DO NOTHING`,
+    const { rows } = await this.pool.query<FanOutRow>({
+      text: fanOutStatement,
       values: [
-        ids,
+        events.map((event) => event.id),
         events.map((event) => event.workspaceId),
         events.map((event) => event.type),
         events.map((event) => event.taskId),
         events.map((event) => event.payload),
       ],
     });
-    // The payload comes once per event (its first row); the event's other deliveries share that
-    // Buffer, so neither Postgres nor this process encodes, parses or holds it once per endpoint.
-    const { rows } = await this.pool.query<Omit<WorkRow, 'payload'> & { payload: Buffer | null }>({
-      text: `SELECT ${workColumnsButPayload}, CASE WHEN lag(d.event_id) OVER w IS DISTINCT FROM d.event_id THEN ev.payload END AS payload
-       FROM deliveries d JOIN endpoints e ON e.id = d.endpoint_id JOIN events ev ON ev.id = d.event_id
-       WHERE d.event_id = ANY ($1::text[]) AND NOT d.is_redelivery
-       WINDOW w AS (ORDER BY array_position($1::text[], d.event_id), e.created_at, e.id)
-       ORDER BY array_position($1::text[], d.event_id), e.created_at, e.id`,
-      values: [ids],
-    });
-    let payload: Buffer | undefined;
+    const byId = new Map(events.map((event) => [event.id, event]));
     return rows.map((row) => {
-      payload = row.payload ?? payload;
-      if (!payload) throw new Error(`fan-out returned no payload for event ${row.event_id}`);
-      return toWork({ ...row, payload });
+      const event = byId.get(row.event_id);
+      if (!event) throw new Error(`fan-out returned a delivery of an unknown event ${row.event_id}`);
+      return toWork({ ...row, type: event.type, task_id: event.taskId, workspace_id: event.workspaceId, payload: event.payload });
     });
   }
 
