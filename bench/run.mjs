@@ -29,6 +29,7 @@ import autocannon from 'autocannon';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { Pool } from 'undici';
+import { statementStats } from './lib/pg-statements.mjs';
 import { cacheDir, createTestPki, repoRoot, runCommand, serviceMemoryEnv, startStack, startTestDnsServer } from '@tws/devstack';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -614,6 +615,7 @@ async function benchWebhooks(stack, receiver) {
     // The load generator's own loop: a busy loop here stamps acknowledgements late (the receiver has its own thread).
     const benchLoopDelay = monitorEventLoopDelay({ resolution: 5 });
     benchLoopDelay.enable();
+    const statements = await statementStats(stack.infra.databaseUrl);
     const cpu = cpuMeter();
     const started = performance.now();
     let maxInFlight = 0;
@@ -650,6 +652,7 @@ async function benchWebhooks(stack, receiver) {
     }
     await sleep(1_000); // late duplicates
     const cpuCores = cpu();
+    const topStatements = await statements.collect();
     benchLoopDelay.disable();
     await tap.disconnect();
     sampleLoad(`webhooks ${label} end`);
@@ -701,6 +704,7 @@ async function benchWebhooks(stack, receiver) {
       ackToKafkaMs: stats(toKafka),
       kafkaToReceiverMs: stats(fromKafka),
       cpuCores,
+      ...(topStatements ? { topStatements } : {}),
       benchEventLoopDelayMs: {
         p99: round(benchLoopDelay.percentile(99) / 1e6, 1),
         max: round(benchLoopDelay.max / 1e6, 1),
@@ -710,6 +714,9 @@ async function benchWebhooks(stack, receiver) {
     log(
       `  ${label}: ${result.deliveredUnique}/${expected} delivered, ${result.deliveriesPerSecond} deliveries/s, p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms (ack→Kafka p50 ${result.ackToKafkaMs.p50}/p99 ${result.ackToKafkaMs.p99}, Kafka→receiver p50 ${result.kafkaToReceiverMs.p50}/p99 ${result.kafkaToReceiverMs.p99}), lost ${result.lost}, duplicates ${result.duplicateRequests}; CPU (cores) ${JSON.stringify(cpuCores)}; bench event-loop delay p99 ${result.benchEventLoopDelayMs.p99}/max ${result.benchEventLoopDelayMs.max} ms; load ${result.loadavgAtEnd[0]}`,
     );
+    for (const statement of topStatements ?? []) {
+      log(`    pg: ${statement.msPerSecond} ms/s, ${statement.calls} calls × ${statement.meanMs} ms, ${statement.rowsPerCall} rows: ${statement.query}`);
+    }
     return result;
   }
 
