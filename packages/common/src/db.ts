@@ -7,6 +7,8 @@ export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
 
 const schemaNamePattern = /^[a-z_][a-z0-9_]*$/;
+const settingNamePattern = /^[a-z_][a-z0-9_.]*$/;
+const settingValuePattern = /^[A-Za-z0-9_.,-]+$/;
 
 /** A pool whose connections use the service's own schema as search_path. */
 export function createPool(options: {
@@ -16,13 +18,19 @@ export function createPool(options: {
   max?: number;
   /** How long a caller may wait for a free connection; keep it at the callers' gRPC deadline. */
   acquireTimeoutMs?: number;
+  /** Session settings (GUCs) sent with the startup packet, so they hold before the first query. */
+  settings?: Record<string, string>;
 }): pg.Pool {
   if (!schemaNamePattern.test(options.schema)) throw new Error(`invalid schema name ${options.schema}`);
+  const settings = Object.entries(options.settings ?? {});
+  for (const [name, value] of settings) {
+    if (!settingNamePattern.test(name) || !settingValuePattern.test(value)) throw new Error(`invalid session setting ${name}=${value}`);
+  }
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.max ?? 10,
     application_name: options.applicationName,
-    options: `-c search_path=${options.schema},public`,
+    options: [`-c search_path=${options.schema},public`, ...settings.map(([name, value]) => `-c ${name}=${value}`)].join(' '),
     connectionTimeoutMillis: options.acquireTimeoutMs ?? 10_000,
     idleTimeoutMillis: 30_000,
   });

@@ -30,11 +30,16 @@ export const consumerGroups = { events: 'webhooks.deliveries', scheduled: 'webho
 
 /** Wires the webhooks service from its configuration; main.ts runs it under serveBackend. */
 export function buildWebhooksRuntime(config: WebhooksConfig, logger: Logger, registry: Registry): WebhooksRuntime {
-  const pool = createPool({ url: config.DATABASE_URL, schema: 'webhooks', applicationName: 'webhooks', max: config.DATABASE_POOL_SIZE });
   // Attempts are logged by primary key in batches of up to 200 rows. With the default cost of a random
   // page (4: spinning disks) the planner scanned `deliveries` sequentially up to ~25,000 rows (and
   // misjudged the `state = 'pending'` filter); its recent pages are in memory, so probes are cheap.
-  pool.on('connect', (client) => void client.query('SET random_page_cost = 1.1').catch(() => undefined));
+  const pool = createPool({
+    url: config.DATABASE_URL,
+    schema: 'webhooks',
+    applicationName: 'webhooks',
+    max: config.DATABASE_POOL_SIZE,
+    settings: { random_page_cost: '1.1' },
+  });
   const kafka = createKafka({ clientId: config.KAFKA_CLIENT_ID, brokers: config.KAFKA_BROKERS, logger, ...kafkaSecurity(config) });
   const admin = kafka.admin();
   // Keys are delivery ids: any partition spreads them; the default (murmur2) partitioner, chosen explicitly.
