@@ -32,6 +32,7 @@ const entryPoints = {
   start: [path.join(root, 'packages/devstack/dist/cli/start.js')],
   migrate: [path.join(root, 'packages/devstack/dist/cli/migrate.js')],
   bench: [path.join(root, 'bench/run.mjs')],
+  'bench-store': [path.join(root, 'bench/store.mjs')],
   test: [path.join(root, 'node_modules/vitest/vitest.mjs'), 'run'],
 };
 if (!(mode in entryPoints)) {

@@ -3,6 +3,8 @@ import { startKafka, type RunningKafka } from './kafka.js';
 import { startMinio, type RunningMinio } from './minio.js';
 import { startPostgres, type RunningPostgres } from './postgres.js';
 
+export { startPostgres, type RunningPostgres };
+
 export interface S3Settings {
   endpoint: string;
   accessKey: string;
