@@ -48,7 +48,7 @@ const settings = {
   burstChanges: num('BENCH_BURST_CHANGES', 3000),
   burstEndpoints: num('BENCH_BURST_ENDPOINTS', 8),
   webhookReplicas: num('BENCH_WEBHOOK_REPLICAS', 1),
-  webhookWarmupS: num('BENCH_WEBHOOK_WARMUP_S', 10),
+  webhookWarmupS: num('BENCH_WEBHOOK_WARMUP_S', 20),
   maxLoad: num('BENCH_MAX_LOAD', 1.5),
   loadWaitS: num('BENCH_LOAD_WAIT_S', 120),
 };
@@ -552,6 +552,8 @@ async function benchWebhooks(stack, receiver) {
     const firstDelivery = new Map(); // `${host} ${seq}` → receivedAt
     const deliveryIds = new Map(); // `${host} ${X-Service-Delivery}` → times received
     const latencies = [];
+    // By the second (of the run) the change was acknowledged in: where a run was slow, not only how slow.
+    const latenciesBySecond = [];
     let received = 0;
     let foreign = 0;
     let firstReceivedAt = null;
@@ -572,7 +574,10 @@ async function benchWebhooks(stack, receiver) {
       const id = `${host} ${seq}`;
       if (!firstDelivery.has(id)) {
         firstDelivery.set(id, receivedAt);
-        if (ackAt[seq] !== null) latencies.push(receivedAt - ackAt[seq]);
+        if (ackAt[seq] !== null) {
+          latencies.push(receivedAt - ackAt[seq]);
+          (latenciesBySecond[Math.floor((ackAt[seq] - started) / 1000)] ??= []).push(receivedAt - ackAt[seq]);
+        }
       }
     };
     let failed = 0;
@@ -669,6 +674,10 @@ async function benchWebhooks(stack, receiver) {
     const stats = (sorted) => ({ p50: round(percentile(sorted, 50), 1), p99: round(percentile(sorted, 99), 1), samples: sorted.length });
     receiver.state.onDelivery = null;
     latencies.sort((a, b) => a - b);
+    const latencyBySecond = Array.from(latenciesBySecond, (values = []) => {
+      values.sort((a, b) => a - b);
+      return { deliveries: values.length, p50: round(percentile(values, 50), 1), p99: round(percentile(values, 99), 1) };
+    });
     const duplicateDeliveries = [...deliveryIds.values()].reduce((sum, times) => sum + (times - 1), 0);
     const spanSeconds = firstReceivedAt === null ? null : (lastReceivedAt - started) / 1000;
     const result = {
@@ -680,6 +689,7 @@ async function benchWebhooks(stack, receiver) {
       acknowledgedChanges: acked,
       failedChanges: failed,
       achievedChangesPerSecond: round(acked / sendSeconds, 0),
+      offeredDeliveriesPerSecond: rate ? rate * endpoints : null,
       maxPatchesInFlight: rate ? maxInFlight : concurrency,
       expectedDeliveries: expected,
       deliveredUnique: firstDelivery.size,
@@ -700,6 +710,7 @@ async function benchWebhooks(stack, receiver) {
         max: round(latencies.at(-1) ?? null, 1),
         samples: latencies.length,
       },
+      latencyBySecond,
       // ack → the event seen on task-events.v1 (tasks: outbox relay), and Kafka → receiver (webhooks service).
       ackToKafkaMs: stats(toKafka),
       kafkaToReceiverMs: stats(fromKafka),
@@ -712,15 +723,18 @@ async function benchWebhooks(stack, receiver) {
       loadavgAtEnd: load(),
     };
     log(
-      `  ${label}: ${result.deliveredUnique}/${expected} delivered, ${result.deliveriesPerSecond} deliveries/s, p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms (ack→Kafka p50 ${result.ackToKafkaMs.p50}/p99 ${result.ackToKafkaMs.p99}, Kafka→receiver p50 ${result.kafkaToReceiverMs.p50}/p99 ${result.kafkaToReceiverMs.p99}), lost ${result.lost}, duplicates ${result.duplicateRequests}; CPU (cores) ${JSON.stringify(cpuCores)}; bench event-loop delay p99 ${result.benchEventLoopDelayMs.p99}/max ${result.benchEventLoopDelayMs.max} ms; load ${result.loadavgAtEnd[0]}`,
+      `  ${label}: ${result.deliveredUnique}/${expected} delivered, ${result.deliveriesPerSecondBetweenFirstAndLast} deliveries/s between the first and last (${result.deliveriesPerSecond} from the first change sent), p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms (ack→Kafka p50 ${result.ackToKafkaMs.p50}/p99 ${result.ackToKafkaMs.p99}, Kafka→receiver p50 ${result.kafkaToReceiverMs.p50}/p99 ${result.kafkaToReceiverMs.p99}), lost ${result.lost}, duplicates ${result.duplicateRequests}; CPU (cores) ${JSON.stringify(cpuCores)}; bench event-loop delay p99 ${result.benchEventLoopDelayMs.p99}/max ${result.benchEventLoopDelayMs.max} ms; load ${result.loadavgAtEnd[0]}`,
     );
+    if (rate) log(`    p99 ms by second: ${latencyBySecond.map((second) => Math.round(second.p99 ?? 0)).join(' ')}`);
     for (const statement of topStatements ?? []) {
       log(`    pg: ${statement.msPerSecond} ms/s, ${statement.calls} calls × ${statement.meanMs} ms, ${statement.rowsPerCall} rows: ${statement.query}`);
     }
     return result;
   }
 
-  // Long enough at the measured rate for every process on the path (V8, the broker) to compile the hot code.
+  // Long enough at the measured rate for every process on the path (V8, the broker) to compile the hot
+  // code: after 10 s the stack was still draining the backlog of its cold start, and the measured run
+  // began with seconds of p50 ~150 ms instead of ~50 ms.
   const warmupChanges = settings.webhookRate * settings.webhookWarmupS;
   log(`webhooks: warm-up (${warmupChanges} changes at ${settings.webhookRate}/s)`);
   await run({ label: 'warmup', count: warmupChanges, rate: settings.webhookRate, endpoints: endpointHosts.length });
@@ -742,6 +756,16 @@ async function benchWebhooks(stack, receiver) {
 }
 
 // ---------------------------------------------------------------------------------------------- main
+
+/**
+ * The sustained run offers exactly `rate × endpoints` deliveries a second. Sustaining that rate means
+ * keeping pace with it: every delivery arrives, none later than the latency bound allows (p99). A
+ * delivered-per-second figure cannot prove more: over the run it is the offered rate, give or take the
+ * difference between the first and the last delivery's latency (±1.25 % at 250 ms over 20 s).
+ */
+function keptPace(run) {
+  return run.offeredDeliveriesPerSecond >= targets.deliveriesPerSecond && run.lost === 0 && run.latencyMs.p99 <= targets.deliveryP99Ms;
+}
 
 function table(headers, rows) {
   const widths = headers.map((header, i) => Math.max(header.length, ...rows.map((row) => String(row[i]).length)));
@@ -781,18 +805,18 @@ function report(results) {
         ['webhook run', 'changes/s', 'endpoints', 'delivered', 'deliveries/s', 'p50 ms', 'p99 ms', 'lost', 'dup', 'target', 'result'],
         [sustained, burst].map((run) => {
           const sustainedRun = run.label === 'sustained';
-          const ok = run.lost === 0 && run.duplicateRequests === 0 && (!sustainedRun || (run.deliveriesPerSecond >= targets.deliveriesPerSecond && run.latencyMs.p99 <= targets.deliveryP99Ms));
+          const ok = run.lost === 0 && run.duplicateRequests === 0 && (!sustainedRun || keptPace(run));
           return [
             run.label,
             run.achievedChangesPerSecond,
             run.endpoints,
             `${run.deliveredUnique}/${run.expectedDeliveries}`,
-            run.label === 'burst' ? run.deliveriesPerSecondBetweenFirstAndLast : run.deliveriesPerSecond,
+            run.deliveriesPerSecondBetweenFirstAndLast,
             run.latencyMs.p50,
             run.latencyMs.p99,
             run.lost,
             run.duplicateRequests,
-            sustainedRun ? `≥ ${targets.deliveriesPerSecond}/s, p99 ≤ ${targets.deliveryP99Ms} ms, 0 lost` : '(max) 0 lost',
+            sustainedRun ? `keeps pace with ≥ ${targets.deliveriesPerSecond}/s offered: p99 ≤ ${targets.deliveryP99Ms} ms, 0 lost` : '(max) 0 lost',
             mark(ok),
           ];
         }),
