@@ -28,6 +28,8 @@ export async function statementStats(databaseUrl, top = 8) {
           calls: Number(row.calls),
           rowsPerCall: Math.round(Number(row.rows) / Math.max(1, Number(row.calls))),
           meanMs: Math.round(((row.total_exec_time + row.total_plan_time) / Math.max(1, Number(row.calls))) * 100) / 100,
+          // Planning share of meanMs (0 unless pg_stat_statements.track_planning=on).
+          meanPlanMs: Math.round((row.total_plan_time / Math.max(1, Number(row.calls))) * 100) / 100,
           // Wall time in the statement per second of the run: on a busy machine more than its CPU share.
           msPerSecond: Math.round((row.total_exec_time + row.total_plan_time) / seconds),
         }));
