@@ -252,7 +252,7 @@ describe('task events while Kafka is down', () => {
   beforeAll(async () => {
     stack = await startStack({
       label: 'events-outage',
-      extraEnv: { ...testServiceEnv, OUTBOX_MAX_BACKOFF_MS: '1000', OUTBOX_POLL_INTERVAL_MS: '500' },
+      extraEnv: { ...testServiceEnv, OUTBOX_MAX_BACKOFF_MS: '1000', OUTBOX_POLL_INTERVAL_MS: '500', OUTBOX_LINGER_MS: '500' },
     });
     if (!stack.infra.kafka) skipReason = 'Kafka is external (KAFKA_BROKERS): this test needs to stop the broker';
   }, 300_000);
@@ -295,6 +295,26 @@ describe('task events while Kafka is down', () => {
     }
   }
   const backlog = (): Promise<number> => gauge('outbox_backlog_events');
+
+  it('changes committed within OUTBOX_LINGER_MS of each other share one Kafka request', async () => {
+    const created = (await cli(['workspace', 'create', '--name', 'Linger', '--plan', 'pro'])) as unknown as TestWorkspace;
+    const apiKey = created.apiKey.key;
+    const project = await call<{ id: string; defaultListId: string }>(apiKey, 'POST', '/v1/projects', { name: 'Linger' }, 201);
+    const task = await call<{ id: string }>(apiKey, 'POST', '/v1/tasks', { projectId: project.id, listId: project.defaultListId, name: 'Linger' }, 201);
+    expect(await pollUntil(backlog, (events) => events === 0, { timeoutMs: 30_000 })).toBe(0);
+    const before = { events: await gauge('outbox_published_events_total'), requests: await gauge('outbox_publish_requests_total') };
+
+    // One after another, each committed before the next is sent: without the linger the relay, woken
+    // by each commit, would publish most of them on their own.
+    for (let index = 0; index < 6; index++) await call(apiKey, 'PATCH', `/v1/tasks/${task.id}`, { name: `Linger ${index}` }, 200);
+    const published = await pollUntil(
+      () => gauge('outbox_published_events_total'),
+      (events) => events >= before.events + 6,
+      { timeoutMs: 30_000 },
+    );
+    expect(published).toBe(before.events + 6);
+    expect((await gauge('outbox_publish_requests_total')) - before.requests).toBeLessThanOrEqual(2);
+  });
 
   it('the API keeps working, events wait in the outbox, and each arrives exactly once after the broker returns', async (context) => {
     if (skipReason) context.skip(skipReason);

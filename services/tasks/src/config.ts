@@ -24,6 +24,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
       OUTBOX_BATCH_SIZE: env.count(200),
       /** Polling fallback of the relay when no LISTEN/NOTIFY wake-up arrives. */
       OUTBOX_POLL_INTERVAL_MS: env.count(2_000),
+      /** After a LISTEN/NOTIFY wake-up, how long the relay waits for more rows (they share a Kafka request). */
+      OUTBOX_LINGER_MS: env.durationMs(5),
       /** How often a standby replica tries to take over the relay. */
       OUTBOX_STANDBY_RETRY_MS: env.count(2_000),
       /** Longest wait between retries while Kafka (or Postgres) is unavailable. */

@@ -26,6 +26,7 @@ try {
     registry,
     batchSize: config.OUTBOX_BATCH_SIZE,
     pollIntervalMs: config.OUTBOX_POLL_INTERVAL_MS,
+    lingerMs: config.OUTBOX_LINGER_MS,
     standbyRetryMs: config.OUTBOX_STANDBY_RETRY_MS,
     maxBackoffMs: config.OUTBOX_MAX_BACKOFF_MS,
     retentionMs: config.OUTBOX_RETENTION_MS,

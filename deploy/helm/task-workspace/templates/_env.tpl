@@ -70,6 +70,8 @@ Called with (dict "root" $ "component" "<name>"); also used by the migration Job
   value: {{ $values.outbox.batchSize | int64 | quote }}
 - name: OUTBOX_POLL_INTERVAL_MS
   value: {{ $values.outbox.pollIntervalMs | int64 | quote }}
+- name: OUTBOX_LINGER_MS
+  value: {{ $values.outbox.lingerMs | int64 | quote }}
 - name: OUTBOX_STANDBY_RETRY_MS
   value: {{ $values.outbox.standbyRetryMs | int64 | quote }}
 - name: OUTBOX_MAX_BACKOFF_MS
