@@ -49,6 +49,7 @@ const settings = {
   burstEndpoints: num('BENCH_BURST_ENDPOINTS', 8),
   webhookReplicas: num('BENCH_WEBHOOK_REPLICAS', 1),
   webhookWarmupS: num('BENCH_WEBHOOK_WARMUP_S', 20),
+  webhookLeadInS: num('BENCH_WEBHOOK_LEAD_IN_S', 5),
   maxLoad: num('BENCH_MAX_LOAD', 1.5),
   loadWaitS: num('BENCH_LOAD_WAIT_S', 120),
 };
@@ -553,7 +554,12 @@ async function benchWebhooks(stack, receiver) {
   await waitForPipelineIdle(stack, 'webhooks: before the runs');
 
   /** Sends `count` PATCHes (at `rate`/s, or as fast as `concurrency` allows), tracks every delivery. */
-  async function run({ label, count, rate, concurrency, endpoints }) {
+  /**
+   * Sends `count` measured PATCHes (at `rate`/s, or as fast as `concurrency` allows) and tracks every
+   * delivery. With `leadIn`, that many changes go first at the same rate, unmeasured except for loss:
+   * the measured changes then follow a pipeline already at that rate, not the step from idle to it.
+   */
+  async function run({ label, count, rate, concurrency, endpoints, leadIn = 0 }) {
     const marker = `${label}-${Date.now().toString(36)}`;
     const ackAt = new Array(count).fill(null);
     const firstDelivery = new Map(); // `${host} ${seq}` → receivedAt
@@ -566,7 +572,25 @@ async function benchWebhooks(stack, receiver) {
     let firstReceivedAt = null;
     let lastReceivedAt = null;
     const prefix = `${marker} #`;
+    const leadInPrefix = `${marker} lead-in #`;
+    const leadInDeliveries = new Set(); // `${host} ${n}`
+    let leadInReceived = 0;
+    let leadInAcked = 0;
+    let leadInFailed = 0;
+    const leadInAckAt = new Array(leadIn).fill(null);
+    const leadInLatencies = [];
+    let started = Number.POSITIVE_INFINITY; // when the first measured change was sent
     receiver.state.onDelivery = ({ host, deliveryId, name, receivedAt }) => {
+      if (typeof name === 'string' && name.startsWith(leadInPrefix)) {
+        const n = Number(name.slice(leadInPrefix.length));
+        leadInReceived += 1;
+        const id = `${host} ${n}`;
+        if (!leadInDeliveries.has(id)) {
+          leadInDeliveries.add(id);
+          if (leadInAckAt[n] !== null) leadInLatencies.push(receivedAt - leadInAckAt[n]);
+        }
+        return;
+      }
       if (typeof name !== 'string' || !name.startsWith(prefix)) {
         foreign += 1;
         return;
@@ -601,6 +625,16 @@ async function benchWebhooks(stack, receiver) {
         inFlight -= 1;
       }
     };
+    const leadInPatch = async (n) => {
+      try {
+        await call('PATCH', `/v1/tasks/${taskIds[n % taskIds.length]}`, { name: `${leadInPrefix}${n}` });
+        leadInAckAt[n] = performance.now();
+        leadInAcked += 1;
+      } catch (error) {
+        leadInFailed += 1;
+        if (leadInFailed <= 3) log(`  ${label}: lead-in PATCH failed: ${error.message}`);
+      }
+    };
     // When each change reached Kafka, which splits the event-to-delivery latency into tasks (commit →
     // relay → Kafka) and webhooks (Kafka → receiver): the record's timestamp (CreateTime, set by the
     // tasks service's producer), on this process's clock. A tap on task-events.v1 (own group) reads
@@ -628,36 +662,48 @@ async function benchWebhooks(stack, receiver) {
     sampleLoad(`webhooks ${label} start`);
     // The load generator's own loop: a busy loop here stamps acknowledgements late (the receiver has its own thread).
     const benchLoopDelay = monitorEventLoopDelay({ resolution: 5 });
-    benchLoopDelay.enable();
     const statements = await statementStats(stack.infra.databaseUrl);
-    const cpu = cpuMeter();
-    const started = performance.now();
+    let cpu;
+    const startMeasuring = () => {
+      benchLoopDelay.enable();
+      statements.reset();
+      cpu = cpuMeter();
+      started = performance.now();
+    };
     let maxInFlight = 0;
     if (rate) {
+      const total = leadIn + count;
       let sent = 0;
       const pending = [];
-      let lastProgress = started;
-      while (sent < count) {
-        const due = Math.min(count, Math.floor(((performance.now() - started) / 1000) * rate));
-        while (sent < due) pending.push(patch(sent++));
-        maxInFlight = Math.max(maxInFlight, inFlight);
+      const sendStart = performance.now();
+      let lastProgress = sendStart;
+      while (sent < total) {
+        const due = Math.min(total, Math.floor(((performance.now() - sendStart) / 1000) * rate));
+        for (; sent < due; sent += 1) {
+          if (sent === leadIn) startMeasuring();
+          pending.push(sent < leadIn ? leadInPatch(sent) : patch(sent - leadIn));
+        }
+        if (sent > leadIn) maxInFlight = Math.max(maxInFlight, inFlight);
         if (performance.now() - lastProgress >= 5_000) {
           lastProgress = performance.now();
-          log(`  ${label}: ${sent}/${count} changes sent, ${received} deliveries received, ${inFlight} PATCHes in flight`);
+          const phase = sent <= leadIn ? `lead-in ${sent}/${leadIn}` : `${sent - leadIn}/${count}`;
+          log(`  ${label}: ${phase} changes sent, ${received} deliveries received, ${inFlight} PATCHes in flight`);
         }
         await sleep(2);
       }
       await Promise.all(pending);
     } else {
+      startMeasuring();
       await inParallel(count, concurrency, patch);
     }
     const sendSeconds = (performance.now() - started) / 1000;
     const acked = ackAt.filter((value) => value !== null).length;
     const expected = acked * endpoints;
+    const leadInExpected = leadInAcked * endpoints;
     log(`  ${label}: ${acked} changes acknowledged in ${sendSeconds.toFixed(1)} s (${failed} failed); waiting for ${expected} deliveries`);
     const waitDeadline = performance.now() + 60_000;
     let lastLog = performance.now();
-    while (firstDelivery.size < expected && performance.now() < waitDeadline) {
+    while ((firstDelivery.size < expected || leadInDeliveries.size < leadInExpected) && performance.now() < waitDeadline) {
       if (performance.now() - lastLog >= 5_000) {
         lastLog = performance.now();
         log(`  ${label}: ${firstDelivery.size}/${expected} deliveries`);
@@ -700,6 +746,22 @@ async function benchWebhooks(stack, receiver) {
       achievedChangesPerSecond: round(acked / sendSeconds, 0),
       offeredDeliveriesPerSecond: rate ? rate * endpoints : null,
       maxPatchesInFlight: rate ? maxInFlight : concurrency,
+      ...(leadIn
+        ? {
+            leadIn: {
+              changes: leadIn,
+              seconds: rate ? leadIn / rate : null,
+              acknowledgedChanges: leadInAcked,
+              failedChanges: leadInFailed,
+              lost: leadInExpected - leadInDeliveries.size,
+              duplicateRequests: leadInReceived - leadInDeliveries.size,
+              latencyMs: (() => {
+                leadInLatencies.sort((a, b) => a - b);
+                return { p50: round(percentile(leadInLatencies, 50), 1), p99: round(percentile(leadInLatencies, 99), 1) };
+              })(),
+            },
+          }
+        : {}),
       expectedDeliveries: expected,
       deliveredUnique: firstDelivery.size,
       lost: expected - firstDelivery.size,
@@ -734,6 +796,12 @@ async function benchWebhooks(stack, receiver) {
     log(
       `  ${label}: ${result.deliveredUnique}/${expected} delivered, ${result.deliveriesPerSecondBetweenFirstAndLast} deliveries/s between the first and last (${result.deliveriesPerSecond} from the first change sent), p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms (ack→Kafka p50 ${result.ackToKafkaMs.p50}/p99 ${result.ackToKafkaMs.p99}, Kafka→receiver p50 ${result.kafkaToReceiverMs.p50}/p99 ${result.kafkaToReceiverMs.p99}), lost ${result.lost}, duplicates ${result.duplicateRequests}; CPU (cores) ${JSON.stringify(cpuCores)}; bench event-loop delay p99 ${result.benchEventLoopDelayMs.p99}/max ${result.benchEventLoopDelayMs.max} ms; load ${result.loadavgAtEnd[0]}`,
     );
+    if (result.leadIn) {
+      const lead = result.leadIn;
+      log(
+        `    lead-in (${lead.changes} changes in the ${lead.seconds} s before): p50 ${lead.latencyMs.p50} ms, p99 ${lead.latencyMs.p99} ms, lost ${lead.lost}, duplicates ${lead.duplicateRequests}`,
+      );
+    }
     if (rate) log(`    p99 ms by second: ${latencyBySecond.map((second) => Math.round(second.p99 ?? 0)).join(' ')}`);
     for (const statement of topStatements ?? []) {
       log(`    pg: ${statement.msPerSecond} ms/s, ${statement.calls} calls × ${statement.meanMs} ms (planning ${statement.meanPlanMs}), ${statement.rowsPerCall} rows: ${statement.query}`);
@@ -752,7 +820,14 @@ async function benchWebhooks(stack, receiver) {
   log(
     `webhooks: sustained: ${settings.webhookRate} changes/s for ${settings.webhookSeconds} s × ${endpointHosts.length} endpoints = ${settings.webhookRate * endpointHosts.length} deliveries/s offered`,
   );
-  const sustained = await run({ label: 'sustained', count: sustainedCount, rate: settings.webhookRate, endpoints: endpointHosts.length });
+  // The first seconds after the step from idle to the rate are the lead-in (reported, not measured).
+  const sustained = await run({
+    label: 'sustained',
+    count: sustainedCount,
+    rate: settings.webhookRate,
+    endpoints: endpointHosts.length,
+    leadIn: Math.round(settings.webhookRate * settings.webhookLeadInS),
+  });
   await waitForPipelineIdle(stack, 'webhooks: before the burst');
   await registerEndpoints(Math.max(0, settings.burstEndpoints - endpointHosts.length));
   log(`webhooks: burst: ${settings.burstChanges} changes as fast as 64 connections go × ${endpointHosts.length} endpoints`);
@@ -773,7 +848,8 @@ async function benchWebhooks(stack, receiver) {
  * difference between the first and the last delivery's latency (±1.25 % at 250 ms over 20 s).
  */
 function keptPace(run) {
-  return run.offeredDeliveriesPerSecond >= targets.deliveriesPerSecond && run.lost === 0 && run.latencyMs.p99 <= targets.deliveryP99Ms;
+  const leadInClean = !run.leadIn || (run.leadIn.lost === 0 && run.leadIn.duplicateRequests === 0);
+  return run.offeredDeliveriesPerSecond >= targets.deliveriesPerSecond && run.lost === 0 && leadInClean && run.latencyMs.p99 <= targets.deliveryP99Ms;
 }
 
 function table(headers, rows) {

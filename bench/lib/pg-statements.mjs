@@ -2,21 +2,26 @@
 // (TWS_POSTGRES_SETTINGS="shared_preload_libraries=pg_stat_statements"); otherwise a no-op.
 import pg from 'pg';
 
-/** Resets the statistics now; `collect()` returns the top statements since then (or null). */
+/** `reset()` starts the count (without waiting); `collect()` returns the top statements since then (or null). */
 export async function statementStats(databaseUrl, top = 8) {
   const db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();
   const { rows } = await db.query(`SELECT current_setting('shared_preload_libraries') LIKE '%pg_stat_statements%' AS loaded`);
   if (!rows[0].loaded) {
     await db.end();
-    return { collect: async () => null };
+    return { reset: () => undefined, collect: async () => null };
   }
   await db.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
-  await db.query('SELECT pg_stat_statements_reset()');
-  const since = performance.now();
+  let since = performance.now();
+  let resetting = Promise.resolve();
   return {
+    reset() {
+      since = performance.now();
+      resetting = db.query('SELECT pg_stat_statements_reset()').then(() => undefined);
+    },
     async collect() {
       try {
+        await resetting;
         const seconds = (performance.now() - since) / 1000;
         const result = await db.query(
           `SELECT regexp_replace(left(query, 400), '\\s+', ' ', 'g') AS query, calls, rows, total_exec_time, total_plan_time
