@@ -7,7 +7,8 @@
 //   BENCH_DURATION_S=10         measured seconds per API endpoint (after BENCH_WARMUP_S=3 of warm-up)
 //   BENCH_CONNECTIONS=50        autocannon connections
 //   BENCH_WEBHOOK_RATE=500      task changes/s of the sustained webhook run, for BENCH_WEBHOOK_SECONDS=20
-//                               (after BENCH_WEBHOOK_WARMUP_S=10 s at that rate, not measured)
+//                               (after a BENCH_WEBHOOK_WARMUP_S=20 s warm-up at that rate and, without a
+//                               pause, a BENCH_WEBHOOK_LEAD_IN_S=5 s lead-in: neither is measured)
 //   BENCH_WEBHOOK_ENDPOINTS=4   endpoints subscribed in the webhook workspace (deliveries = changes × endpoints)
 //   BENCH_BURST_CHANGES=3000    task changes of the burst run (BENCH_BURST_ENDPOINTS=8)
 //   BENCH_WEBHOOK_REPLICAS=1    webhooks service replicas for the webhook runs (the Helm chart runs 2)
@@ -575,8 +576,6 @@ async function benchWebhooks(stack, receiver) {
     const leadInPrefix = `${marker} lead-in #`;
     const leadInDeliveries = new Set(); // `${host} ${n}`
     let leadInReceived = 0;
-    let leadInAcked = 0;
-    let leadInFailed = 0;
     const leadInAckAt = new Array(leadIn).fill(null);
     const leadInLatencies = [];
     let started = Number.POSITIVE_INFINITY; // when the first measured change was sent
@@ -611,28 +610,20 @@ async function benchWebhooks(stack, receiver) {
         }
       }
     };
-    let failed = 0;
+    const failures = { measured: 0, leadIn: 0 };
     let inFlight = 0;
-    const patch = async (seq) => {
+    /** Renames task `n` to its marker and stamps the acknowledgement: a measured change, or one of the lead-in. */
+    const patch = async (n, ofLeadIn = false) => {
+      const [namePrefix, acks, kind] = ofLeadIn ? [leadInPrefix, leadInAckAt, 'leadIn'] : [prefix, ackAt, 'measured'];
       inFlight += 1;
       try {
-        await call('PATCH', `/v1/tasks/${taskIds[seq % taskIds.length]}`, { name: `${prefix}${seq}` });
-        ackAt[seq] = performance.now();
+        await call('PATCH', `/v1/tasks/${taskIds[n % taskIds.length]}`, { name: `${namePrefix}${n}` });
+        acks[n] = performance.now();
       } catch (error) {
-        failed += 1;
-        if (failed <= 3) log(`  ${label}: PATCH failed: ${error.message}`);
+        failures[kind] += 1;
+        if (failures[kind] <= 3) log(`  ${label}: ${ofLeadIn ? 'lead-in ' : ''}PATCH failed: ${error.message}`);
       } finally {
         inFlight -= 1;
-      }
-    };
-    const leadInPatch = async (n) => {
-      try {
-        await call('PATCH', `/v1/tasks/${taskIds[n % taskIds.length]}`, { name: `${leadInPrefix}${n}` });
-        leadInAckAt[n] = performance.now();
-        leadInAcked += 1;
-      } catch (error) {
-        leadInFailed += 1;
-        if (leadInFailed <= 3) log(`  ${label}: lead-in PATCH failed: ${error.message}`);
       }
     };
     // When each change reached Kafka, which splits the event-to-delivery latency into tasks (commit →
@@ -681,7 +672,7 @@ async function benchWebhooks(stack, receiver) {
         const due = Math.min(total, Math.floor(((performance.now() - sendStart) / 1000) * rate));
         for (; sent < due; sent += 1) {
           if (sent === leadIn) startMeasuring();
-          pending.push(sent < leadIn ? leadInPatch(sent) : patch(sent - leadIn));
+          pending.push(sent < leadIn ? patch(sent, true) : patch(sent - leadIn));
         }
         if (sent > leadIn) maxInFlight = Math.max(maxInFlight, inFlight);
         if (performance.now() - lastProgress >= 5_000) {
@@ -694,13 +685,14 @@ async function benchWebhooks(stack, receiver) {
       await Promise.all(pending);
     } else {
       startMeasuring();
-      await inParallel(count, concurrency, patch);
+      await inParallel(count, concurrency, (seq) => patch(seq));
     }
     const sendSeconds = (performance.now() - started) / 1000;
     const acked = ackAt.filter((value) => value !== null).length;
     const expected = acked * endpoints;
+    const leadInAcked = leadInAckAt.filter((value) => value !== null).length;
     const leadInExpected = leadInAcked * endpoints;
-    log(`  ${label}: ${acked} changes acknowledged in ${sendSeconds.toFixed(1)} s (${failed} failed); waiting for ${expected} deliveries`);
+    log(`  ${label}: ${acked} changes acknowledged in ${sendSeconds.toFixed(1)} s (${failures.measured} failed); waiting for ${expected} deliveries`);
     const waitDeadline = performance.now() + 60_000;
     let lastLog = performance.now();
     while ((firstDelivery.size < expected || leadInDeliveries.size < leadInExpected) && performance.now() < waitDeadline) {
@@ -742,7 +734,7 @@ async function benchWebhooks(stack, receiver) {
       concurrency: rate ? null : concurrency,
       endpoints,
       acknowledgedChanges: acked,
-      failedChanges: failed,
+      failedChanges: failures.measured,
       achievedChangesPerSecond: round(acked / sendSeconds, 0),
       offeredDeliveriesPerSecond: rate ? rate * endpoints : null,
       maxPatchesInFlight: rate ? maxInFlight : concurrency,
@@ -752,7 +744,7 @@ async function benchWebhooks(stack, receiver) {
               changes: leadIn,
               seconds: rate ? leadIn / rate : null,
               acknowledgedChanges: leadInAcked,
-              failedChanges: leadInFailed,
+              failedChanges: failures.leadIn,
               lost: leadInExpected - leadInDeliveries.size,
               duplicateRequests: leadInReceived - leadInDeliveries.size,
               latencyMs: (() => {

@@ -13,14 +13,16 @@ describe('createPool', () => {
       schema: 'webhooks',
       applicationName: 'db-settings-test',
       max: 3,
-      settings: { random_page_cost: '1.1', 'statement_timeout': '4s' },
+      settings: { random_page_cost: '1.1', statement_timeout: '4s' },
     });
     pools.push(pool);
     // Three connections opened at once, each asked at once: no query may run before the settings.
     const answers = await Promise.all(
-      [0, 1, 2].map(() => pool.query<{ cost: string; timeout: string; path: string }>(
-        `SELECT current_setting('random_page_cost') AS cost, current_setting('statement_timeout') AS timeout, current_setting('search_path') AS path`,
-      )),
+      [0, 1, 2].map(() =>
+        pool.query<{ cost: string; timeout: string; path: string }>(
+          `SELECT current_setting('random_page_cost') AS cost, current_setting('statement_timeout') AS timeout, current_setting('search_path') AS path`,
+        ),
+      ),
     );
     for (const { rows } of answers) expect(rows[0]).toEqual({ cost: '1.1', timeout: '4s', path: 'webhooks,public' });
   });

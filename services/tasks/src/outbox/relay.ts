@@ -18,8 +18,9 @@ export interface RelayOptions {
   /** Polling fallback when no notification arrives. */
   pollIntervalMs: number;
   /**
-   * After a notification, how long to wait for more rows before reading them: commits that land
-   * together then share one read, one Kafka request and one marking instead of one cycle each.
+   * After a wake-up (a notification, or the polling fallback), how long to wait for more rows before
+   * reading them: commits that land together then share one read, one Kafka request and one marking
+   * instead of one cycle each.
    */
   lingerMs?: number;
   /** How often a standby replica tries to become the active relay. */
