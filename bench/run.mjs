@@ -9,9 +9,11 @@
 //   BENCH_WEBHOOK_RATE=500      task changes/s of the sustained webhook run, for BENCH_WEBHOOK_SECONDS=20
 //                               (after a BENCH_WEBHOOK_WARMUP_S=20 s warm-up at that rate and, without a
 //                               pause, a BENCH_WEBHOOK_LEAD_IN_S=5 s lead-in: neither is measured)
+//   BENCH_WEBHOOK_STALL_MS=0    freeze the webhooks service (SIGSTOP) this long as the sustained run's measured
+//                               part begins: does the pipeline work off a backlog while the load goes on?
 //   BENCH_WEBHOOK_ENDPOINTS=4   endpoints subscribed in the webhook workspace (deliveries = changes × endpoints)
 //   BENCH_BURST_CHANGES=3000    task changes of the burst run (BENCH_BURST_ENDPOINTS=8)
-//   BENCH_WEBHOOK_REPLICAS=1    webhooks service replicas for the webhook runs (the Helm chart runs 2)
+//   BENCH_WEBHOOK_REPLICAS=2    webhooks service replicas for the webhook runs (as the Helm chart deploys it)
 //   BENCH_LOG_LEVEL             LOG_LEVEL of the services (default: their default, info)
 //   BENCH_NODE_OPTIONS          added to the services' NODE_OPTIONS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
 //   BENCH_EXTRA_ENV=K=V,K=V     extra environment of the services (experiments with their settings)
@@ -31,6 +33,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { Pool } from 'undici';
 import { statementStats } from './lib/pg-statements.mjs';
+import { probeHostSpeed } from './lib/host-speed.mjs';
 import { cacheDir, createTestPki, repoRoot, runCommand, serviceMemoryEnv, startStack, startTestDnsServer } from '@tws/devstack';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -48,9 +51,10 @@ const settings = {
   webhookTasks: 200,
   burstChanges: num('BENCH_BURST_CHANGES', 3000),
   burstEndpoints: num('BENCH_BURST_ENDPOINTS', 8),
-  webhookReplicas: num('BENCH_WEBHOOK_REPLICAS', 1),
+  webhookReplicas: num('BENCH_WEBHOOK_REPLICAS', 2),
   webhookWarmupS: num('BENCH_WEBHOOK_WARMUP_S', 20),
   webhookLeadInS: num('BENCH_WEBHOOK_LEAD_IN_S', 5),
+  webhookStallMs: num('BENCH_WEBHOOK_STALL_MS', 0),
   maxLoad: num('BENCH_MAX_LOAD', 1.5),
   loadWaitS: num('BENCH_LOAD_WAIT_S', 120),
 };
@@ -560,7 +564,7 @@ async function benchWebhooks(stack, receiver) {
    * delivery. With `leadIn`, that many changes go first at the same rate, unmeasured except for loss:
    * the measured changes then follow a pipeline already at that rate, not the step from idle to it.
    */
-  async function run({ label, count, rate, concurrency, endpoints, leadIn = 0 }) {
+  async function run({ label, count, rate, concurrency, endpoints, leadIn = 0, stallMs = 0 }) {
     const marker = `${label}-${Date.now().toString(36)}`;
     const ackAt = new Array(count).fill(null);
     const firstDelivery = new Map(); // `${host} ${seq}` → receivedAt
@@ -660,6 +664,7 @@ async function benchWebhooks(stack, receiver) {
       statements.reset();
       cpu = cpuMeter();
       started = performance.now();
+      if (stallMs > 0) stallWebhooks(stack, stallMs);
     };
     let maxInFlight = 0;
     if (rate) {
@@ -774,6 +779,7 @@ async function benchWebhooks(stack, receiver) {
         samples: latencies.length,
       },
       latencyBySecond,
+      ...(stallMs > 0 ? { stallMs, caughtUpAfterS: caughtUpAfter(latencyBySecond) } : {}),
       // ack → the event seen on task-events.v1 (tasks: outbox relay), and Kafka → receiver (webhooks service).
       ackToKafkaMs: stats(toKafka),
       kafkaToReceiverMs: stats(fromKafka),
@@ -795,6 +801,9 @@ async function benchWebhooks(stack, receiver) {
       );
     }
     if (rate) log(`    p99 ms by second: ${latencyBySecond.map((second) => Math.round(second.p99 ?? 0)).join(' ')}`);
+    if (stallMs > 0) {
+      log(`    after a ${stallMs} ms stall of the webhooks service: ${result.caughtUpAfterS === null ? 'never caught up' : `p99 ≤ ${targets.deliveryP99Ms} ms in every second from second ${result.caughtUpAfterS}`}`);
+    }
     for (const statement of topStatements ?? []) {
       log(`    pg: ${statement.msPerSecond} ms/s, ${statement.calls} calls × ${statement.meanMs} ms (planning ${statement.meanPlanMs}), ${statement.rowsPerCall} rows: ${statement.query}`);
     }
@@ -808,6 +817,8 @@ async function benchWebhooks(stack, receiver) {
   log(`webhooks: warm-up (${warmupChanges} changes at ${settings.webhookRate}/s)`);
   await run({ label: 'warmup', count: warmupChanges, rate: settings.webhookRate, endpoints: endpointHosts.length });
   await waitForPipelineIdle(stack, 'webhooks: before the sustained run');
+  const hostProbeMs = probeHostSpeed();
+  log(`webhooks: host probe ${hostProbeMs} ms (lower is faster; see bench/README.md)`);
   const sustainedCount = settings.webhookRate * settings.webhookSeconds;
   log(
     `webhooks: sustained: ${settings.webhookRate} changes/s for ${settings.webhookSeconds} s × ${endpointHosts.length} endpoints = ${settings.webhookRate * endpointHosts.length} deliveries/s offered`,
@@ -819,7 +830,9 @@ async function benchWebhooks(stack, receiver) {
     rate: settings.webhookRate,
     endpoints: endpointHosts.length,
     leadIn: Math.round(settings.webhookRate * settings.webhookLeadInS),
+    stallMs: settings.webhookStallMs,
   });
+  sustained.hostProbeMsBefore = hostProbeMs;
   await waitForPipelineIdle(stack, 'webhooks: before the burst');
   await registerEndpoints(Math.max(0, settings.burstEndpoints - endpointHosts.length));
   log(`webhooks: burst: ${settings.burstChanges} changes as fast as 64 connections go × ${endpointHosts.length} endpoints`);
@@ -829,6 +842,35 @@ async function benchWebhooks(stack, receiver) {
     burst,
     receiver: { requests: receiver.state.total, badSignatures: receiver.state.badSignatures, unparsable: receiver.state.unparsable },
   };
+}
+
+/**
+ * Freezes every webhooks instance for `ms` (as a long GC pause, a noisy neighbour or a throttled
+ * container would): the events go on piling up in Kafka meanwhile.
+ */
+function stallWebhooks(stack, ms) {
+  const pids = stack.services.instances.filter((instance) => instance.name === 'webhooks').map((instance) => instance.process.child.pid);
+  const resume = () =>
+    pids.forEach((pid) => {
+      try {
+        process.kill(pid, 'SIGCONT');
+      } catch {
+        // already gone
+      }
+    });
+  cleanups.push(resume); // a failed run must not stop a frozen stack
+  pids.forEach((pid) => process.kill(pid, 'SIGSTOP'));
+  setTimeout(resume, ms);
+}
+
+/** The first second of the run from which every second's p99 is within the target, or null. */
+function caughtUpAfter(latencyBySecond) {
+  let from = null;
+  latencyBySecond.forEach((second, index) => {
+    if (second.p99 === null || second.p99 > targets.deliveryP99Ms) from = null;
+    else from ??= index;
+  });
+  return from;
 }
 
 // ---------------------------------------------------------------------------------------------- main
@@ -916,7 +958,10 @@ function report(results) {
       ]),
     ),
   );
-  lines.push('', `load average (1/5/15 min): ${results.loadSamples.map((sample) => `${sample.phase}: ${sample.loadavg.join(' ')}`).join('; ')}`);
+  const probes = [`at start ${results.hostProbeMsAtStart} ms`];
+  if (results.webhooks) probes.push(`before the sustained webhook run ${results.webhooks.sustained.hostProbeMsBefore} ms`);
+  lines.push('', `host probe (the same CPU work timed on the idle stack; lower is faster): ${probes.join(', ')}`);
+  lines.push(`load average (1/5/15 min): ${results.loadSamples.map((sample) => `${sample.phase}: ${sample.loadavg.join(' ')}`).join('; ')}`);
   return lines.join('\n');
 }
 
@@ -924,6 +969,8 @@ async function main() {
   log(`settings ${JSON.stringify(settings)}`);
   await waitForQuietMachine();
   sampleLoad('start');
+  const hostProbeMsAtStart = probeHostSpeed();
+  log(`host probe ${hostProbeMsAtStart} ms (lower is faster)`);
   const pki = await createTestPki(domain);
   cleanups.push(() => rmSync(path.dirname(pki.caFile), { recursive: true, force: true }));
   // TTL 30 s: measure with the webhooks service's DNS cache on, as in production.
@@ -964,6 +1011,7 @@ async function main() {
     startedAt: new Date(t0).toISOString(),
     machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, totalMemMb: Math.round(os.totalmem() / 2 ** 20), node: process.version },
     settings,
+    hostProbeMsAtStart,
     servicesExtraEnv: { BENCH_EXTRA_ENV: env.BENCH_EXTRA_ENV ?? null, BENCH_NODE_OPTIONS: env.BENCH_NODE_OPTIONS ?? null, BENCH_LOG_LEVEL: env.BENCH_LOG_LEVEL ?? null },
     targets,
   };
