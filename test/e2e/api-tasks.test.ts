@@ -509,7 +509,7 @@ describe('tasks', () => {
     });
 
     it.each([21, 5_000, 20_000])('refuses a node array nested %i deep with 400 and keeps the description', async (depth) => {
-      // A key of its own: this file's many calls would otherwise meet the shared key's rate limit.
+      // A key of its own: the shared one may be at its rate limit after this file's many calls.
       const own = (await createApiKeys(ws, 1))[0]!;
       expectStatus(await api('PATCH', `/v1/tasks/${task.id}`, { credentials: own, body: { description: 'kept as it was' } }), 200);
       const before = await getTask(own, task.id);

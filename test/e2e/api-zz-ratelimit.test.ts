@@ -24,7 +24,9 @@ describe('rate limits', () => {
   it('one credential gets its burst, then 429 with Retry-After; other credentials are unaffected', async () => {
     const limited: Credentials = { apiKey: (await createApiKey(ws.workspace.id, ws.owner.userId)).key };
     const started = Date.now();
-    const responses = await Promise.all(Array.from({ length: 400 }, () => api('GET', '/v1/statuses', { credentials: limited })));
+    const responses = await Promise.all(
+      Array.from({ length: 400 }, () => api('GET', '/v1/statuses', { credentials: limited, rateLimited: 'return' })),
+    );
     const elapsedSeconds = (Date.now() - started) / 1000;
 
     const counts = countStatuses(responses);
@@ -38,11 +40,23 @@ describe('rate limits', () => {
     // The bucket refills: the limited key works again within the time Retry-After announced.
     const retryAfter = Number(responses.find((r) => r.status === 429)!.headers.get('retry-after'));
     const recovered = await pollUntil(
-      () => api('GET', '/v1/statuses', { credentials: limited }),
+      () => api('GET', '/v1/statuses', { credentials: limited, rateLimited: 'return' }),
       (response) => response.status === 200,
       { timeoutMs: (retryAfter + 1) * 1000, intervalMs: 100 },
     );
     expectStatus(recovered, 200);
+  });
+
+  it('Retry-After is enough: the refused requests, sent again after it, all get through', async () => {
+    const key: Credentials = { apiKey: (await createApiKey(ws.workspace.id, ws.owner.userId)).key };
+    // 250 at once: the burst of 200 passes, the rest are refused (the test helper waits 429s out by default).
+    const first = await Promise.all(Array.from({ length: 250 }, () => api('GET', '/v1/statuses', { credentials: key, rateLimited: 'return' })));
+    const refused = first.filter((response) => response.status === 429);
+    expect(refused.length).toBeGreaterThan(0);
+    const retryAfter = Math.max(...refused.map((response) => Number(response.headers.get('retry-after'))));
+    await new Promise((resolve) => setTimeout(resolve, retryAfter * 1000));
+    const again = await Promise.all(refused.map(() => api('GET', '/v1/statuses', { credentials: key, rateLimited: 'return' })));
+    expect(countStatuses(again)).toStrictEqual({ 200: refused.length });
   });
 
   it('failed authentication from one IP is blocked with 429 after 30 attempts a minute; other IPs are not', async () => {

@@ -12,11 +12,39 @@ export interface ApiResponse<T = unknown> {
   text: string;
 }
 
-/** One HTTP call to the gateway of the test stack; parses JSON bodies. */
+/** How long a call waits out a 429 before trying again: at most this Retry-After, this many times. */
+const rateLimitWait = { maxRetryAfterSeconds: 5, retries: 5 };
+
+/**
+ * One HTTP call to the gateway of the test stack; parses JSON bodies. Like a well-behaved client, it
+ * waits out a 429 whose Retry-After is short and tries again: a file's many calls with one key must
+ * not fail on how fast the machine ran them (the limit is 50/s per credential). `rateLimited: 'return'`
+ * hands the 429 back instead, for the tests of the limits themselves.
+ */
 export async function api<T = unknown>(
   method: string,
   path: string,
-  options: { credentials?: Credentials; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+  options: {
+    credentials?: Credentials;
+    body?: unknown;
+    rawBody?: string;
+    headers?: Record<string, string>;
+    rateLimited?: 'wait' | 'return';
+  } = {},
+): Promise<ApiResponse<T>> {
+  for (let retry = 0; ; retry++) {
+    const response = await callOnce<T>(method, path, options);
+    const retryAfter = Number(response.headers.get('retry-after'));
+    const waitable = response.status === 429 && retryAfter >= 1 && retryAfter <= rateLimitWait.maxRetryAfterSeconds;
+    if (!waitable || options.rateLimited === 'return' || retry === rateLimitWait.retries) return response;
+    await new Promise((resolve) => setTimeout(resolve, retryAfter * 1000));
+  }
+}
+
+async function callOnce<T>(
+  method: string,
+  path: string,
+  options: { credentials?: Credentials; body?: unknown; rawBody?: string; headers?: Record<string, string> },
 ): Promise<ApiResponse<T>> {
   const headers: Record<string, string> = { ...options.headers };
   const credentials = options.credentials ?? {};
