@@ -558,7 +558,6 @@ async function benchWebhooks(stack, receiver) {
   await registerEndpoints(settings.webhookEndpoints);
   await waitForPipelineIdle(stack, 'webhooks: before the runs');
 
-  /** Sends `count` PATCHes (at `rate`/s, or as fast as `concurrency` allows), tracks every delivery. */
   /**
    * Sends `count` measured PATCHes (at `rate`/s, or as fast as `concurrency` allows) and tracks every
    * delivery. With `leadIn`, that many changes go first at the same rate, unmeasured except for loss:

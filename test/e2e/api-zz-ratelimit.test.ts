@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createWorkspace, type TestWorkspace } from '../support/admin.js';
 import { api, type ApiResponse, type Credentials } from '../support/api.js';
@@ -54,7 +55,7 @@ describe('rate limits', () => {
     const refused = first.filter((response) => response.status === 429);
     expect(refused.length).toBeGreaterThan(0);
     const retryAfter = Math.max(...refused.map((response) => Number(response.headers.get('retry-after'))));
-    await new Promise((resolve) => setTimeout(resolve, retryAfter * 1000));
+    await sleep(retryAfter * 1000);
     const again = await Promise.all(refused.map(() => api('GET', '/v1/statuses', { credentials: key, rateLimited: 'return' })));
     expect(countStatuses(again)).toStrictEqual({ 200: refused.length });
   });

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { inject } from 'vitest';
 
 export type Credentials =
@@ -12,6 +13,13 @@ export interface ApiResponse<T = unknown> {
   text: string;
 }
 
+interface CallOptions {
+  credentials?: Credentials;
+  body?: unknown;
+  rawBody?: string;
+  headers?: Record<string, string>;
+}
+
 /** How long a call waits out a 429 before trying again: at most this Retry-After, this many times. */
 const rateLimitWait = { maxRetryAfterSeconds: 5, retries: 5 };
 
@@ -24,28 +32,18 @@ const rateLimitWait = { maxRetryAfterSeconds: 5, retries: 5 };
 export async function api<T = unknown>(
   method: string,
   path: string,
-  options: {
-    credentials?: Credentials;
-    body?: unknown;
-    rawBody?: string;
-    headers?: Record<string, string>;
-    rateLimited?: 'wait' | 'return';
-  } = {},
+  options: CallOptions & { rateLimited?: 'wait' | 'return' } = {},
 ): Promise<ApiResponse<T>> {
   for (let retry = 0; ; retry++) {
     const response = await callOnce<T>(method, path, options);
     const retryAfter = Number(response.headers.get('retry-after'));
     const waitable = response.status === 429 && retryAfter >= 1 && retryAfter <= rateLimitWait.maxRetryAfterSeconds;
     if (!waitable || options.rateLimited === 'return' || retry === rateLimitWait.retries) return response;
-    await new Promise((resolve) => setTimeout(resolve, retryAfter * 1000));
+    await sleep(retryAfter * 1000);
   }
 }
 
-async function callOnce<T>(
-  method: string,
-  path: string,
-  options: { credentials?: Credentials; body?: unknown; rawBody?: string; headers?: Record<string, string> },
-): Promise<ApiResponse<T>> {
+async function callOnce<T>(method: string, path: string, options: CallOptions): Promise<ApiResponse<T>> {
   const headers: Record<string, string> = { ...options.headers };
   const credentials = options.credentials ?? {};
   if ('apiKey' in credentials) headers['x-api-key'] = credentials.apiKey;
