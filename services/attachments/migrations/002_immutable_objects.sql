@@ -11,4 +11,7 @@ ALTER TABLE attachments ALTER COLUMN object_key SET NOT NULL;
 -- Set once the sweeper removed the upload object of a registered upload after its URL expired (a copy
 -- left by a crash between registration and that removal, or bytes PUT again after registration).
 ALTER TABLE uploads ADD COLUMN upload_object_cleared_at timestamptz;
+-- Attachments registered before: their upload object is the attachment's object, nothing to clear
+-- (the sweeper also skips them by key); marked so the partial index below leaves them out.
+UPDATE uploads u SET upload_object_cleared_at = now() WHERE EXISTS (SELECT 1 FROM attachments a WHERE a.id = u.id);
 CREATE INDEX uploads_uncleared_idx ON uploads (expires_at) WHERE upload_object_cleared_at IS NULL;
