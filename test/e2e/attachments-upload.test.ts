@@ -194,6 +194,27 @@ describe('attachments: three-step upload, permanent download URL', () => {
     });
   });
 
+  it('keeps the registered bytes: a PUT of other bytes (same size and type) to the upload URL changes nothing', async () => {
+    const original = randomBytes(4096);
+    const attached = await attach(freeKey, task.id, { name: 'contract.pdf', contentType: 'application/pdf', bytes: original });
+    const uploadKey = `workspaces/${free.workspace.id}/${attached.id}`;
+    // Registration copied the bytes to a key of their own and removed the upload object.
+    expect(await objectKeys(free.workspace.id)).toContain(`workspaces/${free.workspace.id}/attachments/${attached.id}`);
+    expect(await objectKeys(free.workspace.id)).not.toContain(uploadKey);
+
+    // The 7-day upload URL still accepts a PUT of the same size and type…
+    const forged = randomBytes(4096);
+    expect((await put(attached.uploadUrl, forged, 'application/pdf')).status).toBe(200);
+    // …and registering again returns the same attachment without copying the new bytes.
+    const again = await register(freeKey, task.id, { attachmentId: attached.id, name: 'contract.pdf', contentType: 'application/pdf', size: 4096 });
+    expect(again.status, again.text).toBe(201);
+    expect(again.body.url).toBe(attached.url);
+
+    const download = await fetch(attached.url);
+    expect(download.status).toBe(200);
+    expect(sha256(new Uint8Array(await download.arrayBuffer()))).toBe(sha256(original));
+  });
+
   it('keeps the single-task response in its contract shape', async () => {
     const single = await getTask(freeKey, task.id);
     expect(Object.keys(single).sort()).toEqual(
@@ -384,17 +405,21 @@ describe('attachments: three-step upload, permanent download URL', () => {
     const doomed = await createTask(freeKey, { projectId: project.id, listId: project.defaultListId });
     const first = await attach(freeKey, doomed.id, { name: 'one.txt', contentType: 'text/plain', bytes: Buffer.from('one') });
     const second = await attach(freeKey, doomed.id, { name: 'two.bin', contentType: 'application/octet-stream', bytes: randomBytes(2048) });
-    const keyOfAttachment = (id: string): string => `workspaces/${free.workspace.id}/${id}`;
+    const keyOfAttachment = (id: string): string => `workspaces/${free.workspace.id}/attachments/${id}`;
     expect(await objectKeys(free.workspace.id)).toEqual(expect.arrayContaining([keyOfAttachment(first.id), keyOfAttachment(second.id)]));
+    // A late PUT to an upload URL re-creates an upload object; the deletion removes it as well.
+    expect((await put(first.uploadUrl, Buffer.from('uno'), 'text/plain')).status).toBe(200);
+    const uploadKey = `workspaces/${free.workspace.id}/${first.id}`;
 
     const deleted = await call('DELETE', `/v1/tasks/${doomed.id}`, { credentials: freeKey });
     expect(deleted.status, deleted.text).toBe(204);
 
     const remaining = await pollUntil(
       () => objectKeys(free.workspace.id),
-      (keys) => !keys.includes(keyOfAttachment(first.id)) && !keys.includes(keyOfAttachment(second.id)),
+      (keys) => !keys.includes(keyOfAttachment(first.id)) && !keys.includes(keyOfAttachment(second.id)) && !keys.includes(uploadKey),
       { timeoutMs: 10_000 },
     );
+    expect(remaining).not.toContain(uploadKey);
     expect(remaining).not.toContain(keyOfAttachment(first.id));
     expect(remaining).not.toContain(keyOfAttachment(second.id));
     // The permanent URLs stop working; attachments of other tasks are untouched.

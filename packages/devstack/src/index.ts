@@ -2,6 +2,7 @@ export * from './stack.js';
 export * from './services.js';
 export * from './infra/index.js';
 export * from './processes.js';
+export * from './supervisor.js';
 export * from './progress.js';
 export { cacheDir, repoRoot } from './paths.js';
 export * from './dev-jwt.js';

@@ -3,6 +3,7 @@ import type { Infrastructure } from './infra/index.js';
 import { repoRoot } from './paths.js';
 import { progress } from './progress.js';
 import { freePort, runCommand, startProcess, waitUntil, type ManagedProcess } from './processes.js';
+import { supervise, type RestartPolicy, type SupervisedProcess } from './supervisor.js';
 
 export type ServiceName = 'tasks' | 'attachments' | 'webhooks' | 'gateway';
 
@@ -12,7 +13,10 @@ const migratedServices = ['tasks', 'attachments', 'webhooks'] as const;
 export interface ServiceInstance {
   name: ServiceName;
   replica: number;
-  process: ManagedProcess;
+  /** The running process (with a restart policy: the current one, replaced at each restart). */
+  readonly process: ManagedProcess;
+  /** Set when the service is restarted after a crash (`npm start`). */
+  supervisor?: SupervisedProcess;
   /** Base URL of its HTTP endpoints (/healthz, /readyz, /metrics). */
   opsUrl: string;
   grpcPort?: number;
@@ -76,6 +80,8 @@ export async function startServices(options: {
   extraEnv?: NodeJS.ProcessEnv;
   replicas?: number;
   gatewayPort?: number;
+  /** Restart a service that exits unexpectedly (`npm start`); without it a crash stays visible (tests). */
+  restart?: RestartPolicy;
 }): Promise<RunningServices> {
   const instances: ServiceInstance[] = [];
   const sharedEnv: NodeJS.ProcessEnv = {
@@ -98,16 +104,33 @@ export async function startServices(options: {
       ...peerTargets(grpcTargets),
       ...extraEnv,
     };
-    const child = startProcess(replica === 0 ? name : `${name}-${replica}`, process.execPath, [...nodeFlags, entryPoint(name)], {
-      logDir: options.logDir,
-      env,
-    });
+    const label = replica === 0 ? name : `${name}-${replica}`;
+    // Same ports and environment at every restart, so peers' targets stay valid.
+    const start = (): ManagedProcess => startProcess(label, process.execPath, [...nodeFlags, entryPoint(name)], { logDir: options.logDir, env });
+    const supervisor = options.restart ? supervise(label, start, options.restart) : undefined;
+    const first = supervisor?.current ?? start();
     const opsUrl = `http://127.0.0.1:${opsPort}`;
-    await waitUntil(`${name} service`, async () => (await fetch(`${opsUrl}/readyz`)).ok, {
-      timeoutMs: 60_000,
-      process: child,
-    });
-    const instance: ServiceInstance = { name, replica, process: child, opsUrl, env, ...(grpcPort ? { grpcPort } : {}) };
+    try {
+      await waitUntil(`${name} service`, async () => (await fetch(`${opsUrl}/readyz`)).ok, {
+        timeoutMs: 60_000,
+        process: first,
+      });
+    } catch (error) {
+      // A service that cannot start is a start-up failure, not something to retry.
+      await (supervisor ?? first).stop();
+      throw error;
+    }
+    const instance: ServiceInstance = {
+      name,
+      replica,
+      get process() {
+        return supervisor?.current ?? first;
+      },
+      opsUrl,
+      env,
+      ...(grpcPort ? { grpcPort } : {}),
+      ...(supervisor ? { supervisor } : {}),
+    };
     instances.push(instance);
     return instance;
   };
@@ -133,8 +156,10 @@ export async function startServices(options: {
       launch(name, instances.filter((instance) => instance.name === name).length, extraEnv),
     async stop() {
       // Gateways first so no new work reaches the backends, then the backends.
-      await Promise.all(instances.filter((i) => i.name === 'gateway').map((i) => i.process.stop()));
-      await Promise.all(instances.filter((i) => i.name !== 'gateway').map((i) => i.process.stop()));
+      // A supervised service is stopped through its supervisor, so the stop is not taken for a crash.
+      const stop = (i: ServiceInstance): Promise<void> => (i.supervisor ?? i.process).stop();
+      await Promise.all(instances.filter((i) => i.name === 'gateway').map(stop));
+      await Promise.all(instances.filter((i) => i.name !== 'gateway').map(stop));
     },
   };
 }

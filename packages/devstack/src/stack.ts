@@ -5,6 +5,7 @@ import { devSecretsEnv } from './dev-secrets.js';
 import { devJwtGatewayEnv, ensureDevJwtKeys, type DevJwtKeys } from './dev-jwt.js';
 import { startInfrastructure, type Infrastructure } from './infra/index.js';
 import { infrastructureEnv, migrateAll, startServices, type RunningServices } from './services.js';
+import type { RestartPolicy } from './supervisor.js';
 
 export interface Stack {
   infra: Infrastructure;
@@ -26,6 +27,8 @@ export async function startStack(options: {
   extraEnv?: NodeJS.ProcessEnv;
   replicas?: number;
   gatewayPort?: number;
+  /** Restart crashed services (`npm start`). */
+  restart?: RestartPolicy;
 }): Promise<Stack> {
   const logDir = newLogDir(options.label);
   const devJwt = ensureDevJwtKeys();
@@ -39,6 +42,7 @@ export async function startStack(options: {
       extraEnv: serviceEnv,
       ...(options.replicas ? { replicas: options.replicas } : {}),
       ...(options.gatewayPort !== undefined ? { gatewayPort: options.gatewayPort } : {}),
+      ...(options.restart ? { restart: options.restart } : {}),
     });
     return {
       infra,

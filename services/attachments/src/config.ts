@@ -1,9 +1,9 @@
-import { env, parseConfig } from '@tws/common';
+import { ConfigError, env, parseConfig } from '@tws/common';
 import { z } from 'zod';
 
 /** The only place the attachments service reads its environment. */
 export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
-  return parseConfig(
+  const config = parseConfig(
     {
       LOG_LEVEL: env.logLevel(),
       HOST: env.host(),
@@ -14,8 +14,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
       S3_ENDPOINT: env.url(),
       S3_PUBLIC_ENDPOINT: env.url(),
       S3_REGION: env.text('us-east-1'),
-      S3_ACCESS_KEY: env.text(),
-      S3_SECRET_KEY: env.text(),
+      /** Static keys; both unset → the AWS SDK's default credential chain (IRSA, instance role, AWS_* env …). */
+      S3_ACCESS_KEY: env.optionalText(),
+      S3_SECRET_KEY: env.optionalText(),
       S3_BUCKET: env.text('task-attachments'),
       TASKS_GRPC_TARGET: env.grpcTarget('127.0.0.1:50051'),
       /** Deadline of each call to the tasks service. */
@@ -34,6 +35,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
     },
     source,
   );
+  if (Boolean(config.S3_ACCESS_KEY) !== Boolean(config.S3_SECRET_KEY)) {
+    const missing = config.S3_ACCESS_KEY ? 'S3_SECRET_KEY' : 'S3_ACCESS_KEY';
+    throw new ConfigError(`Invalid configuration: ${missing}: is required when the other S3 key is set (or leave both unset for the default credential chain)`);
+  }
+  return config;
 }
 
 export type AttachmentsConfig = ReturnType<typeof loadConfig>;

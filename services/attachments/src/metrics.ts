@@ -1,6 +1,6 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 
-export type SweepReason = 'abandoned_upload' | 'revoked_upload' | 'task_deleted';
+export type SweepReason = 'abandoned_upload' | 'revoked_upload' | 'registered_upload' | 'task_deleted';
 
 export interface AttachmentMetrics {
   uploadsRequested: Counter;
@@ -30,7 +30,7 @@ export function attachmentMetrics(registry: Registry): AttachmentMetrics {
     }),
     sweeperRemoved: new Counter({
       name: 'attachment_sweeper_removed_total',
-      help: 'Objects removed by the sweeper: abandoned_upload (never registered, URL expired), revoked_upload (attachment removed earlier, URL now expired), task_deleted (attachment of a task that no longer exists).',
+      help: 'Objects removed by the sweeper: abandoned_upload (never registered, URL expired), revoked_upload (attachment removed earlier, URL now expired), registered_upload (upload object of a registered attachment, which has its own copy, URL now expired), task_deleted (attachment of a task that no longer exists).',
       labelNames: ['reason'],
       registers,
     }),

@@ -33,6 +33,8 @@ test.each([
   [{ AUTH_JWT_PUBLIC_KEY: 'secret' }, /AUTH_JWT_PUBLIC_KEY: must be a PEM/],
   [{ AUTH_JWT_JWKS_URL: 'ftp://idp/jwks' }, /AUTH_JWT_JWKS_URL/],
   [{ RATE_LIMIT_PER_SECOND: '-1' }, /RATE_LIMIT_PER_SECOND/],
+  // The docs once said 0 meant "no limit": the refusal names the variable that does that.
+  [{ RATE_LIMIT_BURST: '0' }, /RATE_LIMIT_BURST: must be at least 1 \(to turn the rate limit off, set RATE_LIMIT_PER_SECOND=0\)/],
 ])('%j is refused', (env, message) => {
   expect(() => loadConfig(env)).toThrow(message);
 });

@@ -99,8 +99,12 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
 
       /** Sustained requests per second per credential (API key, or user + workspace; client IP when unauthenticated). 0 = no limit. */
       RATE_LIMIT_PER_SECOND: z.coerce.number().min(0).default(50),
-      /** Bucket size: requests a credential may send at once after being idle. */
-      RATE_LIMIT_BURST: env.count(200),
+      /** Bucket size: requests a credential may send at once after being idle (≥ 1; RATE_LIMIT_PER_SECOND=0 is the "no limit" switch). */
+      RATE_LIMIT_BURST: z.coerce
+        .number()
+        .int()
+        .min(1, 'must be at least 1 (to turn the rate limit off, set RATE_LIMIT_PER_SECOND=0)')
+        .default(200),
       /** Failed authentications (bad API key or token) allowed per client IP per minute before 429. 0 = no limit. */
       AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(0).default(30),
     },

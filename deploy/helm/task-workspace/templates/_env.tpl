@@ -160,6 +160,7 @@ Called with (dict "root" $ "component" "<name>"); also used by the migration Job
   value: {{ .Values.s3.region | quote }}
 - name: S3_BUCKET
   value: {{ .Values.s3.bucket | quote }}
+{{- if .Values.s3.staticCredentials }}
 - name: S3_ACCESS_KEY
   valueFrom:
     secretKeyRef:
@@ -170,6 +171,7 @@ Called with (dict "root" $ "component" "<name>"); also used by the migration Job
     secretKeyRef:
       name: {{ include "task-workspace.s3Secret" . }}
       key: {{ .Values.s3.secretKeyKey }}
+{{- end }}
 {{- end }}
 
 {{- define "task-workspace.env.jwt" -}}

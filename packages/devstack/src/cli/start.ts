@@ -7,6 +7,7 @@ import { startStack } from '../stack.js';
 import { runCommand } from '../processes.js';
 import { repoRoot } from '../paths.js';
 import { nodeFlags } from '../services.js';
+import { defaultRestartPolicy } from '../supervisor.js';
 
 interface DemoWorkspace {
   workspace: { id: string; name: string };
@@ -26,7 +27,8 @@ async function createDemoWorkspace(tasksGrpcTarget: string): Promise<DemoWorkspa
 /** `npm start`: the whole stack on loopback until Ctrl-C or SIGTERM, then nothing left running. */
 async function main(): Promise<void> {
   const gatewayPort = Number(process.env.PORT ?? 8080);
-  const stack = await startStack({ label: 'start', gatewayPort });
+  // Like Kubernetes, a service that crashes is started again (same ports), with growing delays.
+  const stack = await startStack({ label: 'start', gatewayPort, restart: { ...defaultRestartPolicy, log: progress } });
   const tasks = stack.services.instances.find((instance) => instance.name === 'tasks');
   const state: LocalStackState = {
     gatewayUrl: stack.services.gatewayUrl,
@@ -48,11 +50,6 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
-  for (const instance of stack.services.instances) {
-    void instance.process.exited.then((code) => {
-      if (!stopping) progress(`${instance.name} exited unexpectedly (code ${code}); see ${instance.process.logFile}`);
-    });
-  }
   const lines = [
     '',
     `Task Workspace Service is running.`,

@@ -1,5 +1,6 @@
 import { inTransaction, type Pool, type PoolClient } from '@tws/common';
 import { z } from 'zod';
+import { attachmentKeyOf } from '../domain/keys.js';
 
 type Queryable = Pool | PoolClient;
 
@@ -75,7 +76,8 @@ function toAttachment(row: unknown): AttachmentRecord {
   };
 }
 
-const attachmentColumns = `a.id, a.workspace_id, a.task_id, a.name, a.content_type, a.size_bytes, a.download_token, a.created_at, u.object_key`;
+const attachmentColumns = `a.id, a.workspace_id, a.task_id, a.name, a.content_type, a.size_bytes, a.download_token, a.created_at, a.object_key`;
+const uploadColumns = `u.id, u.workspace_id, u.object_key, u.content_type, u.size_bytes, u.expires_at, u.revoked_at`;
 
 /** Postgres error codes the service reacts to. */
 export const pgErrorCodes = { foreignKeyViolation: '23503' } as const;
@@ -96,15 +98,32 @@ export async function insertUpload(
 
 /** The upload if it belongs to the workspace. */
 export async function findUpload(db: Queryable, workspaceId: string, id: string): Promise<Upload | null> {
-  const { rows } = await db.query(
-    `SELECT id, workspace_id, object_key, content_type, size_bytes, expires_at, revoked_at FROM uploads WHERE id = $1 AND workspace_id = $2`,
-    [id, workspaceId],
-  );
+  const { rows } = await db.query(`SELECT ${uploadColumns} FROM uploads u WHERE id = $1 AND workspace_id = $2`, [id, workspaceId]);
   return rows[0] ? toUpload(rows[0]) : null;
 }
 
+/**
+ * Runs `work` in a transaction holding the upload's row lock (null when the upload is not the
+ * workspace's), so registrations of one upload run one after another and the sweeper cannot delete it
+ * meanwhile: once one registration committed, every later one sees its attachment.
+ */
+export async function withUploadLocked<T>(
+  pool: Pool,
+  workspaceId: string,
+  id: string,
+  work: (client: PoolClient, upload: Upload | null) => Promise<T>,
+): Promise<T> {
+  return inTransaction(pool, async (client) => {
+    const { rows } = await client.query(`SELECT ${uploadColumns} FROM uploads u WHERE id = $1 AND workspace_id = $2 FOR UPDATE`, [
+      id,
+      workspaceId,
+    ]);
+    return work(client, rows[0] ? toUpload(rows[0]) : null);
+  });
+}
+
 export async function findAttachment(db: Queryable, id: string): Promise<AttachmentRecord | null> {
-  const { rows } = await db.query(`SELECT ${attachmentColumns} FROM attachments a JOIN uploads u ON u.id = a.id WHERE a.id = $1`, [id]);
+  const { rows } = await db.query(`SELECT ${attachmentColumns} FROM attachments a WHERE a.id = $1`, [id]);
   return rows[0] ? toAttachment(rows[0]) : null;
 }
 
@@ -113,24 +132,42 @@ export async function findAttachment(db: Queryable, id: string): Promise<Attachm
  * this call created it; two concurrent calls meet at the primary key and both see the winner's row.
  */
 export async function insertAttachmentOnce(
-  pool: Pool,
-  attachment: { id: string; workspaceId: string; taskId: string; name: string; contentType: string; size: number; downloadToken: string },
+  db: Queryable,
+  attachment: {
+    id: string;
+    workspaceId: string;
+    taskId: string;
+    name: string;
+    contentType: string;
+    size: number;
+    downloadToken: string;
+    objectKey: string;
+  },
 ): Promise<{ record: AttachmentRecord; created: boolean }> {
-  const inserted = await pool.query(
-    `INSERT INTO attachments (id, workspace_id, task_id, name, content_type, size_bytes, download_token)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)
+  const inserted = await db.query(
+    `INSERT INTO attachments (id, workspace_id, task_id, name, content_type, size_bytes, download_token, object_key)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
      ON CONFLICT (id) DO NOTHING
      RETURNING id`,
-    [attachment.id, attachment.workspaceId, attachment.taskId, attachment.name, attachment.contentType, attachment.size, attachment.downloadToken],
+    [
+      attachment.id,
+      attachment.workspaceId,
+      attachment.taskId,
+      attachment.name,
+      attachment.contentType,
+      attachment.size,
+      attachment.downloadToken,
+      attachment.objectKey,
+    ],
   );
-  const record = await findAttachment(pool, attachment.id);
+  const record = await findAttachment(db, attachment.id);
   if (!record) throw new Error(`attachment ${attachment.id} vanished right after it was written`);
   return { record, created: inserted.rowCount === 1 };
 }
 
 export async function listTaskAttachments(db: Queryable, workspaceId: string, taskId: string): Promise<AttachmentRecord[]> {
   const { rows } = await db.query(
-    `SELECT ${attachmentColumns} FROM attachments a JOIN uploads u ON u.id = a.id
+    `SELECT ${attachmentColumns} FROM attachments a
      WHERE a.workspace_id = $1 AND a.task_id = $2 ORDER BY a.created_at, a.id`,
     [workspaceId, taskId],
   );
@@ -140,8 +177,8 @@ export async function listTaskAttachments(db: Queryable, workspaceId: string, ta
 /**
  * Removes the attachments of a task: their rows go, their uploads are revoked (never registrable
  * again; the sweeper deletes them once the upload URL expired), and `removeObjects` deletes the
- * objects before the transaction commits, so a failure leaves the rows for a retry and never an
- * object without a row.
+ * objects (attachment copies and upload objects) before the transaction commits, so a failure leaves
+ * the rows for a retry and never an object without a row.
  */
 export async function deleteTaskAttachments(
   pool: Pool,
@@ -150,8 +187,8 @@ export async function deleteTaskAttachments(
   removeObjects: (keys: string[]) => Promise<void>,
 ): Promise<number> {
   return inTransaction(pool, async (client) => {
-    const deleted = await client.query<{ id: string }>(
-      `DELETE FROM attachments WHERE workspace_id = $1 AND task_id = $2 RETURNING id`,
+    const deleted = await client.query<{ id: string; object_key: string }>(
+      `DELETE FROM attachments WHERE workspace_id = $1 AND task_id = $2 RETURNING id, object_key`,
       [workspaceId, taskId],
     );
     if (deleted.rows.length === 0) return 0;
@@ -159,7 +196,7 @@ export async function deleteTaskAttachments(
       `UPDATE uploads SET revoked_at = now() WHERE id = ANY($1::uuid[]) RETURNING object_key`,
       [deleted.rows.map((row) => row.id)],
     );
-    await removeObjects(revoked.rows.map((row) => row.object_key));
+    await removeObjects([...new Set([...deleted.rows, ...revoked.rows].map((row) => row.object_key))]);
     return deleted.rows.length;
   });
 }
@@ -167,7 +204,7 @@ export async function deleteTaskAttachments(
 /** Uploads without an attachment whose URL expired before `before`, oldest first. */
 export async function findExpiredUploads(db: Queryable, before: Date, limit: number): Promise<Upload[]> {
   const { rows } = await db.query(
-    `SELECT id, workspace_id, object_key, content_type, size_bytes, expires_at, revoked_at FROM uploads u
+    `SELECT ${uploadColumns} FROM uploads u
      WHERE expires_at < $1 AND NOT EXISTS (SELECT 1 FROM attachments a WHERE a.id = u.id)
      ORDER BY expires_at LIMIT $2`,
     [before, limit],
@@ -176,21 +213,22 @@ export async function findExpiredUploads(db: Queryable, before: Date, limit: num
 }
 
 /**
- * Deletes an upload that still has no attachment, and its object, in one transaction. While it runs,
- * the row lock makes a concurrent registration wait and then fail on the foreign key; if a
- * registration won, the foreign key makes this delete fail. Returns false when the upload was
- * registered or is already gone.
+ * Deletes an upload that still has no attachment, and its objects, in one transaction: the upload
+ * object and the attachment copy a registration may have made before failing (crash, lost database)
+ * without recording it. While it runs, the row lock makes a concurrent registration wait and then find
+ * no upload; if a registration won, the foreign key makes this delete fail. Returns false when the
+ * upload was registered or is already gone.
  */
-export async function deleteUnregisteredUpload(pool: Pool, id: string, removeObject: (key: string) => Promise<void>): Promise<boolean> {
+export async function deleteUnregisteredUpload(pool: Pool, id: string, removeObjects: (keys: string[]) => Promise<void>): Promise<boolean> {
   try {
     return await inTransaction(pool, async (client) => {
-      const { rows } = await client.query<{ object_key: string }>(
-        `DELETE FROM uploads u WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM attachments a WHERE a.id = u.id) RETURNING object_key`,
+      const { rows } = await client.query<{ object_key: string; workspace_id: string }>(
+        `DELETE FROM uploads u WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM attachments a WHERE a.id = u.id) RETURNING object_key, workspace_id`,
         [id],
       );
       const row = rows[0];
       if (!row) return false;
-      await removeObject(row.object_key);
+      await removeObjects([row.object_key, attachmentKeyOf(row.workspace_id, id)]);
       return true;
     });
   } catch (error) {
@@ -211,4 +249,24 @@ export async function tasksWithAttachments(
     [afterTaskId, limit],
   );
   return rows.map((row) => ({ workspaceId: row.workspace_id, taskId: row.task_id }));
+}
+
+/**
+ * Registered uploads whose URL expired before `before` and whose upload object was not cleared yet:
+ * the bytes were copied to the attachment's own key, so what is left at the upload key (a copy a crash
+ * kept, or bytes PUT again after registration) is unused. Excludes attachments registered before
+ * 002_immutable_objects, which still serve their upload key.
+ */
+export async function findUnclearedUploadObjects(db: Queryable, before: Date, limit: number): Promise<Array<{ id: string; objectKey: string }>> {
+  const { rows } = await db.query<{ id: string; object_key: string }>(
+    `SELECT u.id, u.object_key FROM uploads u JOIN attachments a ON a.id = u.id
+     WHERE u.expires_at < $1 AND u.upload_object_cleared_at IS NULL AND a.object_key <> u.object_key
+     ORDER BY u.expires_at LIMIT $2`,
+    [before, limit],
+  );
+  return rows.map((row) => ({ id: row.id, objectKey: row.object_key }));
+}
+
+export async function markUploadObjectsCleared(db: Queryable, ids: readonly string[]): Promise<void> {
+  await db.query(`UPDATE uploads SET upload_object_cleared_at = now() WHERE id = ANY($1::uuid[])`, [ids]);
 }

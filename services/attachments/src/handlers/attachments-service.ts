@@ -14,6 +14,7 @@ import type { RegisterAttachmentResponse } from '@tws/proto-types/generated/atta
 import type { TasksPort } from '../clients/tasks.js';
 import * as repo from '../db/repository.js';
 import { checkSizeWithinPlan, parseDeclaredSize, UPLOAD_URL_TTL_SECONDS, validateContentType } from '../domain/limits.js';
+import { attachmentKeyOf, objectKeyOf } from '../domain/keys.js';
 import { sanitiseFileName } from '../domain/names.js';
 import type { AttachmentMetrics } from '../metrics.js';
 import type { ObjectStore } from '../storage/object-store.js';
@@ -42,9 +43,6 @@ function existingId(value: string, what: string): string {
   return value.toLowerCase();
 }
 
-/** Where an upload's bytes live; only ids, never client input. */
-export const objectKeyOf = (workspaceId: string, uploadId: string): string => `workspaces/${workspaceId}/${uploadId}`;
-
 function toProto(record: repo.AttachmentRecord): Attachment {
   return {
     id: record.id,
@@ -62,6 +60,8 @@ function sameToken(presented: string, stored: string): boolean {
   const b = Buffer.from(stored);
   return a.length === b.length && timingSafeEqual(a, b);
 }
+
+const notUploaded = 'the file has not been uploaded yet: PUT it to the uploadUrl first';
 
 /** The RPCs of attachments.v1.AttachmentsService as plain async functions. */
 export function attachmentsService(deps: AttachmentsDeps) {
@@ -98,26 +98,29 @@ export function attachmentsService(deps: AttachmentsDeps) {
       const size = parseDeclaredSize(request.sizeBytes);
 
       await requireTask(workspaceId, taskId);
-      const upload = await repo.findUpload(pool, workspaceId, uploadId);
-      if (!upload || upload.revokedAt) throw notFound('attachment upload not found');
+      // Under the upload's row lock: registrations of one upload run one at a time, so the attachment's
+      // own copy is written exactly once, before its row exists, and never again (immutable afterwards).
+      const outcome = await repo.withUploadLocked(pool, workspaceId, uploadId, async (client, upload) => {
+        if (!upload || upload.revokedAt) throw notFound('attachment upload not found');
+        const existing = await repo.findAttachment(client, uploadId);
+        if (existing) return { record: existing, created: false, upload };
 
-      const existing = await repo.findAttachment(pool, uploadId);
-      if (existing) return repeated(existing, taskId);
-
-      if (contentType !== upload.contentType) {
-        throw invalid(`contentType "${contentType}" differs from the one declared for the upload ("${upload.contentType}")`);
-      }
-      if (size !== upload.size) throw invalid(`size ${size} differs from the one declared for the upload (${upload.size})`);
-      const stored = await store.stat(upload.objectKey);
-      if (!stored) throw invalid('the file has not been uploaded yet: PUT it to the uploadUrl first');
-      if (stored.size !== size) throw invalid(`the uploaded file has ${stored.size} bytes, not the declared ${size}`);
-      if (stored.contentType !== contentType) {
-        throw invalid(`the uploaded file has content type "${stored.contentType}", not the declared "${contentType}"`);
-      }
-
-      let outcome: { record: repo.AttachmentRecord; created: boolean };
-      try {
-        outcome = await repo.insertAttachmentOnce(pool, {
+        if (contentType !== upload.contentType) {
+          throw invalid(`contentType "${contentType}" differs from the one declared for the upload ("${upload.contentType}")`);
+        }
+        if (size !== upload.size) throw invalid(`size ${size} differs from the one declared for the upload (${upload.size})`);
+        const stored = await store.stat(upload.objectKey);
+        if (!stored) throw invalid(notUploaded);
+        if (stored.size !== size) throw invalid(`the uploaded file has ${stored.size} bytes, not the declared ${size}`);
+        if (stored.contentType !== contentType) {
+          throw invalid(`the uploaded file has content type "${stored.contentType}", not the declared "${contentType}"`);
+        }
+        // Server-side copy to a key no upload URL can write. The upload URL only accepts this exact size
+        // and type, so whichever bytes were there when copied passed the checks above. A crash before the
+        // commit leaves the copy for a retry to overwrite or for the sweeper (with the upload) to remove.
+        const objectKey = attachmentKeyOf(workspaceId, uploadId);
+        if (!(await store.copy(upload.objectKey, objectKey))) throw invalid(notUploaded);
+        const inserted = await repo.insertAttachmentOnce(client, {
           id: uploadId,
           workspaceId,
           taskId,
@@ -125,13 +128,15 @@ export function attachmentsService(deps: AttachmentsDeps) {
           contentType,
           size,
           downloadToken: randomBytes(32).toString('base64url'),
+          objectKey,
         });
-      } catch (error) {
-        // The sweeper removed the (expired) upload meanwhile.
-        if (repo.pgErrorCode(error) === repo.pgErrorCodes.foreignKeyViolation) throw notFound('attachment upload not found');
-        throw error;
-      }
+        return { ...inserted, upload };
+      });
       if (!outcome.created) return repeated(outcome.record, taskId);
+      // The upload object is not needed any more; if this fails, the sweeper removes it after the URL expired.
+      await store.remove([outcome.upload.objectKey]).catch((error: unknown) => {
+        deps.logger.warn({ err: error, attachmentId: uploadId }, 'could not remove a registered upload object; the sweeper will');
+      });
       metrics.registered.inc();
       metrics.bytesRegistered.inc(size);
       return { attachment: toProto(outcome.record), created: true };

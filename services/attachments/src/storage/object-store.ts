@@ -1,5 +1,6 @@
 import {
   type BucketLocationConstraint,
+  CopyObjectCommand,
   CreateBucketCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
@@ -29,6 +30,11 @@ export interface ObjectStore {
   presignUpload(key: string, upload: { contentType: string; size: number; signedAt: Date; expiresInSeconds: number }): Promise<string>;
   /** A GET URL whose response carries the file name (Content-Disposition) and the stored type. */
   presignDownload(key: string, download: { fileName: string; contentType: string; expiresInSeconds: number }): Promise<string>;
+  /**
+   * Copies an object inside the bucket, server-side (the bytes never pass through this process; one
+   * CopyObject goes up to 5 GiB), with its content type. False when the source does not exist.
+   */
+  copy(sourceKey: string, targetKey: string): Promise<boolean>;
   /** Size and type of a stored object, or null when there is none. */
   stat(key: string): Promise<StoredObject | null>;
   /** Deletes the objects; keys that do not exist count as deleted. */
@@ -40,11 +46,16 @@ export interface ObjectStore {
 }
 
 function s3Client(config: AttachmentsConfig, endpoint: string): S3Client {
+  const keys = config.S3_ACCESS_KEY && config.S3_SECRET_KEY ? { accessKeyId: config.S3_ACCESS_KEY, secretAccessKey: config.S3_SECRET_KEY } : undefined;
   return new S3Client({
     endpoint,
     region: config.S3_REGION,
     forcePathStyle: true,
-    credentials: { accessKeyId: config.S3_ACCESS_KEY, secretAccessKey: config.S3_SECRET_KEY },
+    // Without static keys, the SDK's default credential chain: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY,
+    // a web identity token (AWS_WEB_IDENTITY_TOKEN_FILE + AWS_ROLE_ARN: IRSA, EKS Pod Identity via the
+    // container credentials endpoint), shared config/SSO profiles, ECS task role, EC2 instance profile.
+    // Presigned URLs are signed with whatever it resolves (temporary credentials add X-Amz-Security-Token).
+    ...(keys ? { credentials: keys } : {}),
     // Plain S3 only: no flexible-checksum headers or query parameters that older S3-compatible
     // stores reject (and that a presigned URL would force the client to reproduce).
     requestChecksumCalculation: 'WHEN_REQUIRED',
@@ -89,6 +100,17 @@ export function createObjectStore(config: AttachmentsConfig): ObjectStore {
         }),
         { expiresIn: download.expiresInSeconds },
       );
+    },
+    async copy(sourceKey, targetKey) {
+      try {
+        await internal.send(
+          new CopyObjectCommand({ Bucket: bucket, Key: targetKey, CopySource: `${bucket}/${sourceKey.split('/').map(encodeURIComponent).join('/')}`, MetadataDirective: 'COPY' }),
+        );
+        return true;
+      } catch (error) {
+        if (isNotFound(error)) return false;
+        throw error;
+      }
     },
     async stat(key) {
       try {

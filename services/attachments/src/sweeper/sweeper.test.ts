@@ -8,7 +8,7 @@ import { createProject, createTask, keyOf } from '../../../../test/support/fixtu
 import { connectTasks, type TasksPort } from '../clients/tasks.js';
 import { loadConfig } from '../config.js';
 import * as repo from '../db/repository.js';
-import { objectKeyOf } from '../handlers/attachments-service.js';
+import { attachmentKeyOf, objectKeyOf } from '../domain/keys.js';
 import { attachmentMetrics, type AttachmentMetrics } from '../metrics.js';
 import { createObjectStore, type ObjectStore } from '../storage/object-store.js';
 import { createSweeper, type SweepReport, type Sweeper } from './sweeper.js';
@@ -47,8 +47,15 @@ async function storedUpload(workspaceId: string, expiresAt: Date, bytes = random
   return upload;
 }
 
-async function registered(upload: repo.Upload, taskId: string): Promise<repo.AttachmentRecord> {
+/**
+ * Registers an upload as RegisterAttachment does, copy included; `legacy` records it the way
+ * attachments registered before 002_immutable_objects were: serving the upload key.
+ */
+async function registered(upload: repo.Upload, taskId: string, options: { legacy?: boolean } = {}): Promise<repo.AttachmentRecord> {
+  const objectKey = options.legacy ? upload.objectKey : attachmentKeyOf(upload.workspaceId, upload.id);
+  if (!options.legacy) expect(await store.copy(upload.objectKey, objectKey)).toBe(true);
   const { record } = await repo.insertAttachmentOnce(pool, {
+    objectKey,
     id: upload.id,
     workspaceId: upload.workspaceId,
     taskId,
@@ -149,6 +156,7 @@ describe('attachments sweeper', () => {
     for (const orphan of orphans) {
       expect(await repo.findAttachment(pool, orphan.id)).toBeNull();
       expect(await store.stat(orphan.objectKey)).toBeNull();
+      expect(await store.stat(objectKeyOf(workspaceId, orphan.id))).toBeNull();
       // The upload stays, revoked, until its URL expires: it can never be registered again.
       expect((await repo.findUpload(pool, workspaceId, orphan.id))?.revokedAt).toBeInstanceOf(Date);
     }
@@ -160,9 +168,10 @@ describe('attachments sweeper', () => {
     const workspaceId = randomUUID();
     const upload = await storedUpload(workspaceId, new Date(Date.now() - graceMs - 60_000));
     const taskId = randomUUID();
-    await registered(upload, taskId);
+    const attachment = await registered(upload, taskId);
     expect(await repo.deleteTaskAttachments(pool, workspaceId, taskId, (keys) => store.remove(keys))).toBe(1);
     expect(await store.stat(upload.objectKey)).toBeNull();
+    expect(await store.stat(attachment.objectKey)).toBeNull();
     // A late PUT with the upload URL (still valid in real life) re-creates the object…
     const url = await store.presignUpload(upload.objectKey, { contentType: 'text/plain', size: 4, signedAt: new Date(), expiresInSeconds: 60 });
     expect((await fetch(url, { method: 'PUT', headers: { 'content-type': 'text/plain' }, body: 'late' })).status).toBe(200);
@@ -177,17 +186,54 @@ describe('attachments sweeper', () => {
     expect(await store.stat(upload.objectKey)).toBeNull();
   });
 
-  it('never deletes the upload of a registered attachment, expired or not', async () => {
+  it('never deletes a registered attachment; clears its upload object once, after the URL expired', async () => {
     const workspace = await createWorkspace();
     const project = await createProject(keyOf(workspace));
     const task = await createTask(keyOf(workspace), { projectId: project.id, listId: project.defaultListId });
-    const upload = await storedUpload(workspace.workspace.id, new Date(Date.now() - 30 * day));
-    const attachment = await registered(upload, task.id);
-    await sweep();
-    expect(await repo.findAttachment(pool, attachment.id)).not.toBeNull();
-    expect(await store.stat(upload.objectKey)).not.toBeNull();
+    const workspaceId = workspace.workspace.id;
+    const expiredUpload = await storedUpload(workspaceId, new Date(Date.now() - 30 * day));
+    const expired = await registered(expiredUpload, task.id);
+    const validUpload = await storedUpload(workspaceId, new Date(Date.now() + 7 * day));
+    const valid = await registered(validUpload, task.id);
+    const legacyUpload = await storedUpload(workspaceId, new Date(Date.now() - 30 * day));
+    const legacy = await registered(legacyUpload, task.id, { legacy: true });
+    const before = await removedCount('registered_upload');
+
+    const report = await sweep();
+
+    expect(report.clearedUploadObjects).toBeGreaterThanOrEqual(1);
+    expect(await removedCount('registered_upload')).toBeGreaterThanOrEqual(before + 1);
+    for (const attachment of [expired, valid, legacy]) {
+      expect(await repo.findAttachment(pool, attachment.id)).not.toBeNull();
+      expect(await store.stat(attachment.objectKey)).not.toBeNull();
+    }
+    // The expired upload's object is gone (the attachment has its own copy); the valid one's URL may
+    // still write, so it waits; a pre-migration attachment still serves its upload key, which stays.
+    expect(await store.stat(expiredUpload.objectKey)).toBeNull();
+    expect(await store.stat(validUpload.objectKey)).not.toBeNull();
+    expect(legacy.objectKey).toBe(legacyUpload.objectKey);
+    // Marked cleared, so later sweeps skip it; the others are not marked.
+    const cleared = await pool.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM uploads WHERE id = ANY($1::uuid[]) AND upload_object_cleared_at IS NOT NULL',
+      [[expired.id, valid.id, legacy.id]],
+    );
+    expect(cleared.rows[0]?.n).toBe(1);
     // The foreign key guards the race where a registration lands between the sweeper's query and its delete.
-    expect(await repo.deleteUnregisteredUpload(pool, upload.id, () => Promise.reject(new Error('must not be called')))).toBe(false);
+    expect(await repo.deleteUnregisteredUpload(pool, expiredUpload.id, () => Promise.reject(new Error('must not be called')))).toBe(false);
+  });
+
+  it('removes an expired unregistered upload together with a copy a failed registration left', async () => {
+    const workspaceId = randomUUID();
+    const upload = await storedUpload(workspaceId, new Date(Date.now() - graceMs - 60_000));
+    // A registration that copied the bytes and then lost its database transaction (crash, restart).
+    const leftover = attachmentKeyOf(workspaceId, upload.id);
+    expect(await store.copy(upload.objectKey, leftover)).toBe(true);
+
+    await sweep();
+
+    expect(await repo.findUpload(pool, workspaceId, upload.id)).toBeNull();
+    expect(await store.stat(upload.objectKey)).toBeNull();
+    expect(await store.stat(leftover)).toBeNull();
   });
 
   it('runs on one replica at a time: skips while another holds the advisory lock', async () => {

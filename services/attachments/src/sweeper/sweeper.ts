@@ -21,6 +21,8 @@ export interface SweepReport {
   ran: boolean;
   abandonedUploads: number;
   revokedUploads: number;
+  /** Upload objects of registered uploads removed after the URL expired (the attachment has its own copy). */
+  clearedUploadObjects: number;
   tasksChecked: number;
   orphanedAttachments: number;
 }
@@ -31,7 +33,9 @@ const LOCK_KEY = 'attachments:sweeper';
 /**
  * Removes what nobody can use any more, so no object accumulates:
  * - uploads never registered (or whose attachment was removed) once their upload URL has expired
- *   (plus a grace period), object and row;
+ *   (plus a grace period), row, upload object and any attachment copy a failed registration left;
+ * - the upload object of a registered upload once its URL has expired (plus grace): the attachment
+ *   serves its own copy, and the upload key may hold bytes PUT again after registration;
  * - attachments whose task no longer exists (tasks.GetTasks finds nothing), should the gateway's
  *   DeleteTaskAttachments call after a task deletion have failed.
  * Runs every `intervalMs` on the replica that holds the advisory lock; `stop()` ends it (SIGTERM).
@@ -48,7 +52,7 @@ export function createSweeper(options: SweeperOptions) {
     const expired = await repo.findExpiredUploads(pool, new Date(now.getTime() - options.uploadGraceMs), options.batchSize);
     for (const upload of expired) {
       if (stopping) return;
-      const removed = await repo.deleteUnregisteredUpload(pool, upload.id, (key) => store.remove([key]));
+      const removed = await repo.deleteUnregisteredUpload(pool, upload.id, (keys) => store.remove(keys));
       if (!removed) continue;
       if (upload.revokedAt) {
         report.revokedUploads += 1;
@@ -58,6 +62,17 @@ export function createSweeper(options: SweeperOptions) {
         metrics.sweeperRemoved.inc({ reason: 'abandoned_upload' });
       }
     }
+  }
+
+  async function sweepRegisteredUploadObjects(now: Date, report: SweepReport): Promise<void> {
+    if (stopping) return;
+    const uncleared = await repo.findUnclearedUploadObjects(pool, new Date(now.getTime() - options.uploadGraceMs), options.batchSize);
+    if (uncleared.length === 0) return;
+    // No URL can write these keys any more: removing, then marking, is safe to repeat after a failure.
+    await store.remove(uncleared.map((upload) => upload.objectKey));
+    await repo.markUploadObjectsCleared(pool, uncleared.map((upload) => upload.id));
+    report.clearedUploadObjects += uncleared.length;
+    metrics.sweeperRemoved.inc({ reason: 'registered_upload' }, uncleared.length);
   }
 
   async function sweepOrphans(report: SweepReport): Promise<void> {
@@ -77,7 +92,14 @@ export function createSweeper(options: SweeperOptions) {
 
   /** One sweep, if this replica gets the lock; `now` is injectable for tests. */
   async function runOnce(now: Date = new Date()): Promise<SweepReport> {
-    const report: SweepReport = { ran: false, abandonedUploads: 0, revokedUploads: 0, tasksChecked: 0, orphanedAttachments: 0 };
+    const report: SweepReport = {
+      ran: false,
+      abandonedUploads: 0,
+      revokedUploads: 0,
+      clearedUploadObjects: 0,
+      tasksChecked: 0,
+      orphanedAttachments: 0,
+    };
     const client = await pool.connect();
     // Held across S3 calls: a database restart meanwhile must fail the sweep, not crash the process.
     const onError = (): void => undefined;
@@ -89,6 +111,7 @@ export function createSweeper(options: SweeperOptions) {
       if (!locked) return report;
       report.ran = true;
       await sweepUploads(now, report);
+      await sweepRegisteredUploadObjects(now, report);
       await sweepOrphans(report);
       if (!stopping) metrics.sweeperLastSuccess.set(Date.now() / 1000);
       return report;
@@ -105,7 +128,7 @@ export function createSweeper(options: SweeperOptions) {
       running = runOnce()
         .then(
           (report) => {
-            if (report.abandonedUploads + report.revokedUploads + report.orphanedAttachments > 0) logger.info({ report }, 'sweep done');
+            if (report.abandonedUploads + report.revokedUploads + report.clearedUploadObjects + report.orphanedAttachments > 0) logger.info({ report }, 'sweep done');
           },
           (error: unknown) => logger.warn({ err: error }, 'sweep failed; retrying at the next interval'),
         )
