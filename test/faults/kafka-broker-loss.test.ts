@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { nodeFlags, repoRoot, runCommand, type Stack } from '@tws/devstack';
-import { ConfigResourceTypes, Kafka, logLevel, type Admin } from 'kafkajs';
+import kafkajs, { Kafka, logLevel, type Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TaskEventCollector } from '../support/faults/kafka-collector.js';
 import { countBy, instancesOf, sleep, stackWorkspace, startFaultStack, timedCall, type TimedResponse } from '../support/faults/stack.js';
@@ -8,6 +8,7 @@ import { countBy, instancesOf, sleep, stackWorkspace, startFaultStack, timedCall
 const BURST_MS = 40_000;
 const KILL_AFTER_MS = 5_000;
 const CHANGES_PER_SECOND = 8;
+const { ConfigResourceTypes } = kafkajs;
 const taskTopic = 'task-events.v1';
 const webhookTopics = ['webhooks.retry.5m', 'webhooks.retry.30m', 'webhooks.retry.2h', 'webhooks.retry.8h', 'webhooks.redeliver', 'webhooks.dead'];
 

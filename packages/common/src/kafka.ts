@@ -1,8 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { ConfigResourceTypes, Kafka, logLevel, type Admin, type KafkaConfig, type LogEntry, type SASLOptions } from 'kafkajs';
+import kafkajs, { Kafka, logLevel, type Admin, type KafkaConfig, type LogEntry, type SASLOptions } from 'kafkajs';
 import type { Logger } from 'pino';
 
 export type { Kafka } from 'kafkajs';
+
+// An enum Node's ESM loader does not find among kafkajs' CommonJS named exports.
+const { ConfigResourceTypes } = kafkajs;
 
 const pinoLevelOf: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
   [logLevel.ERROR]: 'error',
