@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import kafkajs, { Kafka, logLevel, type Admin, type KafkaConfig, type LogEntry, type SASLOptions } from 'kafkajs';
 import type { Logger } from 'pino';
 
@@ -84,16 +85,34 @@ export async function ensureTopics(kafka: Kafka, topics: TopicSpec[], durability
     if (problems.length > 0) throw new TopicDurabilityError(`Kafka topics below the configured durability: ${problems.join('; ')}`);
     if (missing.length > 0) {
       await admin.createTopics({
-        waitForLeaders: true,
+        // kafkajs' own wait gives up on "This server does not host this topic-partition", which a
+        // broker answers until the controller's metadata reaches it (several brokers): wait below.
+        waitForLeaders: false,
         topics: missing.map(({ configEntries = [], ...topic }) => ({
           ...topic,
           replicationFactor: durability.replicationFactor,
           configEntries: [...configEntries, { name: 'min.insync.replicas', value: String(durability.minInsyncReplicas) }],
         })),
       });
+      await waitForLeaders(admin, missing.map(({ topic }) => topic));
     }
   } finally {
     await admin.disconnect();
+  }
+}
+
+/** Polls until every partition of `topics` has a leader, through retriable errors, for at most `timeoutMs`. */
+async function waitForLeaders(admin: Admin, topics: string[], timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const metadata = await admin.fetchTopicMetadata({ topics });
+      if (metadata.topics.every(({ partitions }) => partitions.length > 0 && partitions.every(({ leader }) => leader >= 0))) return;
+    } catch (error) {
+      if ((error as { retriable?: unknown }).retriable !== true || Date.now() > deadline) throw error;
+    }
+    if (Date.now() > deadline) throw new Error(`Kafka topics ${topics.join(', ')} have partitions without a leader after ${timeoutMs} ms`);
+    await sleep(250);
   }
 }
 
