@@ -69,6 +69,7 @@ expect_rejected "schema: wrong type" --set gateway.replicaCount=two
 expect_rejected "schema: unknown key" --set gateway.replicas=2
 expect_rejected "schema: enum" --set tasks.logLevel=verbose
 expect_rejected "schema: digest format" --set webhooks.image.digest=latest
+expect_rejected "min.insync.replicas above the replication factor" --set kafka.topicMinInsyncReplicas=4
 expect_rejected "JWT without a key source" --set auth.jwt.enabled=true --set auth.jwt.issuer=https://idp.example.com/
 
 step "kinds and security rules of the rendered manifests"

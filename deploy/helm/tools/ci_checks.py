@@ -164,7 +164,19 @@ def read_variables(service: str, entry: str) -> set[str]:
     if entry == "main":
         return config
     migrate = (src / "migrate.ts").read_text()
-    return set(CONFIG_KEY.findall(migrate)) | (config if "loadConfig(" in migrate else set())
+    return set(CONFIG_KEY.findall(migrate)) | shared_shapes(migrate) | (config if "loadConfig(" in migrate else set())
+
+
+def shared_shapes(source: str) -> set[str]:
+    """Keys of the shared config shapes a file spreads (`...kafkaTopicEnv`), from packages/common/src/config.ts."""
+    import pathlib
+    common = (pathlib.Path(__file__).resolve().parents[3] / "packages" / "common" / "src" / "config.ts").read_text()
+    keys: set[str] = set()
+    for name in re.findall(r"\.\.\.(\w+Env)\b", source):
+        block = re.search(rf"export const {name} = \{{(.*?)\n\}};", common, re.S)
+        if block:
+            keys |= set(CONFIG_KEY.findall(block.group(1)))
+    return keys
 
 
 def env(*rendered: str) -> list[str]:

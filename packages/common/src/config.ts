@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { TopicDurability } from './kafka.js';
 
 /** Raised when environment configuration is invalid; the message names every bad variable. */
 export class ConfigError extends Error {
@@ -66,4 +67,28 @@ export function checkKafkaSasl(config: {
   if (missing.length > 0) {
     throw new ConfigError(`Invalid configuration: ${missing.map((name) => `${name}: is required with KAFKA_SASL_MECHANISM`).join('; ')}`);
   }
+}
+
+/**
+ * Settings of the topics a migration step creates (tasks: task-events.v1; webhooks: the retry,
+ * redelivery and dead-letter topics), spread into its parseConfig shape. Replication defaults to
+ * 3 copies with 2 in sync, so one broker can be lost; the local stack sets 1 and 1.
+ */
+export const kafkaTopicEnv = {
+  KAFKA_TOPIC_PARTITIONS: env.count(6),
+  KAFKA_TOPIC_REPLICATION_FACTOR: env.count(3),
+  KAFKA_TOPIC_MIN_INSYNC_REPLICAS: env.count(2),
+};
+
+/**
+ * min.insync.replicas above the replication factor would refuse every write with acks=-1.
+ * Call after parseConfig; returns the durability to pass to ensureTopics.
+ */
+export function kafkaTopicDurability(config: { KAFKA_TOPIC_REPLICATION_FACTOR: number; KAFKA_TOPIC_MIN_INSYNC_REPLICAS: number }): TopicDurability {
+  if (config.KAFKA_TOPIC_MIN_INSYNC_REPLICAS > config.KAFKA_TOPIC_REPLICATION_FACTOR) {
+    throw new ConfigError(
+      `Invalid configuration: KAFKA_TOPIC_MIN_INSYNC_REPLICAS: must not exceed KAFKA_TOPIC_REPLICATION_FACTOR (${config.KAFKA_TOPIC_REPLICATION_FACTOR})`,
+    );
+  }
+  return { replicationFactor: config.KAFKA_TOPIC_REPLICATION_FACTOR, minInsyncReplicas: config.KAFKA_TOPIC_MIN_INSYNC_REPLICAS };
 }

@@ -1,7 +1,4 @@
-import { readdir, readFile } from 'node:fs/promises';
-import path from 'node:path';
 import pg from 'pg';
-import type { Logger } from 'pino';
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
@@ -65,53 +62,6 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
     // A broken client is destroyed, not returned to the pool.
     client.release(broken);
   }
-}
-
-/**
- * Applies `NNN_name.sql` files from `directory` in order, each once, each in its own transaction,
- * under an advisory lock so concurrent runners (several replicas, a Helm hook) cannot race.
- */
-export async function runMigrations(options: {
-  url: string;
-  schema: string;
-  directory: string;
-  logger: Logger;
-}): Promise<string[]> {
-  if (!schemaNamePattern.test(options.schema)) throw new Error(`invalid schema name ${options.schema}`);
-  const client = new pg.Client({ connectionString: options.url, application_name: `migrate-${options.schema}` });
-  await client.connect();
-  const applied: string[] = [];
-  try {
-    await client.query('SELECT pg_advisory_lock(hashtext($1))', [`migrate:${options.schema}`]);
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${options.schema}`);
-    await client.query(`SET search_path TO ${options.schema}, public`);
-    await client.query(
-      'CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
-    );
-    const done = new Set(
-      (await client.query<{ version: string }>('SELECT version FROM schema_migrations')).rows.map((row) => row.version),
-    );
-    const files = (await readdir(options.directory)).filter((file) => /^\d+_.+\.sql$/.test(file)).sort();
-    for (const file of files) {
-      if (done.has(file)) continue;
-      const sql = await readFile(path.join(options.directory, file), 'utf8');
-      await client.query('BEGIN');
-      try {
-        await client.query(sql);
-        await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [file]);
-        await client.query('COMMIT');
-      } catch (error) {
-        await client.query('ROLLBACK');
-        throw new Error(`migration ${options.schema}/${file} failed: ${(error as Error).message}`, { cause: error });
-      }
-      applied.push(file);
-      options.logger.info({ schema: options.schema, migration: file }, 'migration applied');
-    }
-  } finally {
-    await client.query('SELECT pg_advisory_unlock(hashtext($1))', [`migrate:${options.schema}`]).catch(() => undefined);
-    await client.end();
-  }
-  return applied;
 }
 
 /**

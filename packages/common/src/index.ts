@@ -8,6 +8,7 @@ export * from './readiness.js';
 export * from './ops-server.js';
 export * from './shutdown.js';
 export * from './db.js';
+export * from './migrations.js';
 export * from './kafka.js';
 export * from './backend.js';
 export * from './grpc-health.js';

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkKafkaSasl, env, parseConfig } from './config.js';
+import { checkKafkaSasl, env, kafkaTopicDurability, kafkaTopicEnv, parseConfig } from './config.js';
 import { kafkaSecurity } from './kafka.js';
 
 const shape = {
@@ -43,5 +43,17 @@ describe('Kafka connection security from the environment', () => {
       'Invalid configuration: KAFKA_SASL_PASSWORD: is required with KAFKA_SASL_MECHANISM',
     );
     expect(() => parseConfig(shape, { KAFKA_SSL: 'yes please' })).toThrow(/KAFKA_SSL/);
+  });
+});
+
+describe('Kafka topic settings from the environment', () => {
+  it('default to 3 replicas with 2 in sync, and refuse more in sync than replicas, naming the variable', () => {
+    expect(kafkaTopicDurability(parseConfig(kafkaTopicEnv, {}))).toEqual({ replicationFactor: 3, minInsyncReplicas: 2 });
+    const local = parseConfig(kafkaTopicEnv, { KAFKA_TOPIC_REPLICATION_FACTOR: '1', KAFKA_TOPIC_MIN_INSYNC_REPLICAS: '1' });
+    expect(kafkaTopicDurability(local)).toEqual({ replicationFactor: 1, minInsyncReplicas: 1 });
+    expect(() => kafkaTopicDurability(parseConfig(kafkaTopicEnv, { KAFKA_TOPIC_REPLICATION_FACTOR: '1' }))).toThrow(
+      'KAFKA_TOPIC_MIN_INSYNC_REPLICAS: must not exceed KAFKA_TOPIC_REPLICATION_FACTOR (1)',
+    );
+    expect(() => parseConfig(kafkaTopicEnv, { KAFKA_TOPIC_REPLICATION_FACTOR: '0' })).toThrow(/KAFKA_TOPIC_REPLICATION_FACTOR/);
   });
 });

@@ -1,8 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { Kafka, logLevel, type KafkaConfig, type LogEntry, type SASLOptions } from 'kafkajs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import kafkajs, { Kafka, logLevel, type Admin, type KafkaConfig, type LogEntry, type SASLOptions } from 'kafkajs';
 import type { Logger } from 'pino';
 
 export type { Kafka } from 'kafkajs';
+
+// An enum Node's ESM loader does not find among kafkajs' CommonJS named exports.
+const { ConfigResourceTypes } = kafkajs;
 
 const pinoLevelOf: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
   [logLevel.ERROR]: 'error',
@@ -31,20 +35,114 @@ export function createKafka(options: { clientId: string; brokers: string[]; logg
   });
 }
 
-/** Creates the topics that do not exist yet (idempotent; used by migration jobs). */
-export async function ensureTopics(
-  kafka: Kafka,
-  topics: Array<{ topic: string; numPartitions: number; configEntries?: Array<{ name: string; value: string }> }>,
-): Promise<void> {
+/** A topic a migration step owns. */
+export interface TopicSpec {
+  topic: string;
+  numPartitions: number;
+  configEntries?: Array<{ name: string; value: string }>;
+}
+
+/**
+ * How many copies of every partition are kept, and how many must have a write before it is
+ * acknowledged (producers send with acks=-1, "all in-sync replicas"): with 3 and 2, one broker may
+ * be lost without losing or refusing an acknowledged event.
+ */
+export interface TopicDurability {
+  replicationFactor: number;
+  minInsyncReplicas: number;
+}
+
+/** Raised by ensureTopics when the cluster or an existing topic is below the configured durability. */
+export class TopicDurabilityError extends Error {
+  override readonly name = 'TopicDurabilityError';
+}
+
+/**
+ * Creates the topics that do not exist yet with the configured replication factor and
+ * min.insync.replicas, and checks the ones that exist: a topic with fewer replicas, or a lower
+ * effective min.insync.replicas (its own or the broker default), than configured makes this throw,
+ * naming each topic and setting. Existing topics are never altered: they may be managed elsewhere
+ * (a Strimzi KafkaTopic, the operator's own tooling), and kafkajs only has the non-incremental
+ * AlterConfigs, which would reset the topic's other overrides. Idempotent; used by migration jobs.
+ */
+export async function ensureTopics(kafka: Kafka, topics: TopicSpec[], durability: TopicDurability): Promise<void> {
   const admin = kafka.admin();
   await admin.connect();
   try {
     const existing = new Set(await admin.listTopics());
+    const present = topics.filter(({ topic }) => existing.has(topic));
     const missing = topics.filter(({ topic }) => !existing.has(topic));
-    if (missing.length > 0) await admin.createTopics({ topics: missing, waitForLeaders: true });
+    const problems = present.length > 0 ? await durabilityProblems(admin, present.map(({ topic }) => topic), durability) : [];
+    if (missing.length > 0) {
+      const { brokers } = await admin.describeCluster();
+      if (brokers.length < durability.replicationFactor) {
+        problems.push(
+          `cannot create ${missing.map(({ topic }) => topic).join(', ')} with KAFKA_TOPIC_REPLICATION_FACTOR=${durability.replicationFactor}: ` +
+            `the cluster has ${brokers.length} broker${brokers.length === 1 ? '' : 's'} online`,
+        );
+      }
+    }
+    if (problems.length > 0) throw new TopicDurabilityError(`Kafka topics below the configured durability: ${problems.join('; ')}`);
+    if (missing.length > 0) {
+      await admin.createTopics({
+        // kafkajs' own wait gives up on "This server does not host this topic-partition", which a
+        // broker answers until the controller's metadata reaches it (several brokers): wait below.
+        waitForLeaders: false,
+        topics: missing.map(({ configEntries = [], ...topic }) => ({
+          ...topic,
+          replicationFactor: durability.replicationFactor,
+          configEntries: [...configEntries, { name: 'min.insync.replicas', value: String(durability.minInsyncReplicas) }],
+        })),
+      });
+      await waitForLeaders(admin, missing.map(({ topic }) => topic));
+    }
   } finally {
     await admin.disconnect();
   }
+}
+
+/** Polls until every partition of `topics` has a leader, through retriable errors, for at most `timeoutMs`. */
+async function waitForLeaders(admin: Admin, topics: string[], timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const metadata = await admin.fetchTopicMetadata({ topics });
+      if (metadata.topics.every(({ partitions }) => partitions.length > 0 && partitions.every(({ leader }) => leader >= 0))) return;
+    } catch (error) {
+      if ((error as { retriable?: unknown }).retriable !== true || Date.now() > deadline) throw error;
+    }
+    if (Date.now() > deadline) throw new Error(`Kafka topics ${topics.join(', ')} have partitions without a leader after ${timeoutMs} ms`);
+    await sleep(250);
+  }
+}
+
+async function durabilityProblems(admin: Admin, topics: string[], durability: TopicDurability): Promise<string[]> {
+  const problems: string[] = [];
+  const metadata = await admin.fetchTopicMetadata({ topics });
+  for (const { name, partitions } of metadata.topics) {
+    const replicas = Math.min(...partitions.map((partition) => partition.replicas.length));
+    if (replicas < durability.replicationFactor) {
+      problems.push(
+        `topic ${name} has replication factor ${replicas}, below KAFKA_TOPIC_REPLICATION_FACTOR=${durability.replicationFactor} ` +
+          '(add replicas with kafka-reassign-partitions.sh, or lower the setting)',
+      );
+    }
+  }
+  const configs = await admin.describeConfigs({
+    includeSynonyms: false,
+    resources: topics.map((name) => ({ type: ConfigResourceTypes.TOPIC, name, configNames: ['min.insync.replicas'] })),
+  });
+  for (const resource of configs.resources) {
+    const entry = resource.configEntries.find(({ configName }) => configName === 'min.insync.replicas');
+    const value = Number(entry?.configValue ?? Number.NaN);
+    if (!(value >= durability.minInsyncReplicas)) {
+      problems.push(
+        `topic ${resource.resourceName} has min.insync.replicas ${entry?.configValue ?? 'unknown'}, below KAFKA_TOPIC_MIN_INSYNC_REPLICAS=${durability.minInsyncReplicas} ` +
+          `(kafka-configs.sh --alter --entity-type topics --entity-name ${resource.resourceName} --add-config min.insync.replicas=${durability.minInsyncReplicas}, or lower the setting)`,
+      );
+    }
+  }
+  return problems;
 }
 
 /** Kafka connection security as every service's config.ts declares it (KAFKA_SSL, KAFKA_SASL_*). */

@@ -111,18 +111,17 @@ export function freePort(): Promise<number> {
 export async function waitUntil(
   what: string,
   probe: () => Promise<boolean>,
-  options: { timeoutMs: number; process?: ManagedProcess; intervalMs?: number },
+  options: { timeoutMs: number; process?: ManagedProcess | ManagedProcess[]; intervalMs?: number },
 ): Promise<void> {
   const deadline = Date.now() + options.timeoutMs;
+  const watched = options.process === undefined ? [] : [options.process].flat();
   for (;;) {
-    if (options.process && options.process.child.exitCode !== null) {
-      throw new DevstackError(`${what}: process exited with code ${options.process.child.exitCode}; see ${options.process.logFile}`);
-    }
+    const exited = watched.find((managed) => managed.child.exitCode !== null);
+    if (exited) throw new DevstackError(`${what}: process exited with code ${exited.child.exitCode}; see ${exited.logFile}`);
     if (await probe().catch(() => false)) return;
     if (Date.now() > deadline) {
-      throw new DevstackError(
-        `${what}: not ready after ${options.timeoutMs} ms${options.process ? `; see ${options.process.logFile}` : ''}`,
-      );
+      const logs = watched.map((managed) => managed.logFile).join(', ');
+      throw new DevstackError(`${what}: not ready after ${options.timeoutMs} ms${logs ? `; see ${logs}` : ''}`);
     }
     await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 200));
   }

@@ -52,6 +52,8 @@ export function infrastructureEnv(infra: Infrastructure): NodeJS.ProcessEnv {
   return {
     DATABASE_URL: infra.databaseUrl,
     KAFKA_BROKERS: infra.kafkaBrokers.join(','),
+    KAFKA_TOPIC_REPLICATION_FACTOR: String(infra.kafkaTopicReplication.replicationFactor),
+    KAFKA_TOPIC_MIN_INSYNC_REPLICAS: String(infra.kafkaTopicReplication.minInsyncReplicas),
     S3_ENDPOINT: infra.s3.endpoint,
     S3_PUBLIC_ENDPOINT: infra.s3.endpoint,
     S3_ACCESS_KEY: infra.s3.accessKey,

@@ -29,10 +29,12 @@ export async function startStack(options: {
   gatewayPort?: number;
   /** Restart crashed services (`npm start`). */
   restart?: RestartPolicy;
+  /** KRaft nodes of the Kafka cluster started for the stack (default 1). */
+  kafkaNodes?: number;
 }): Promise<Stack> {
   const logDir = newLogDir(options.label);
   const devJwt = ensureDevJwtKeys();
-  const infra = await startInfrastructure(logDir);
+  const infra = await startInfrastructure(logDir, process.env, options.kafkaNodes ? { kafkaNodes: options.kafkaNodes } : {});
   try {
     const serviceEnv = { ...devJwtGatewayEnv(devJwt), ...devSecretsEnv(), ...options.extraEnv };
     await migrateAll({ ...infrastructureEnv(infra), ...serviceEnv });

@@ -1,4 +1,16 @@
-import { checkKafkaSasl, createKafka, kafkaSecurity, createLogger, ensureTopics, env, exitOnStartupFailure, parseConfig, runMigrations } from '@tws/common';
+import {
+  checkKafkaSasl,
+  createKafka,
+  createLogger,
+  ensureTopics,
+  env,
+  exitOnStartupFailure,
+  kafkaSecurity,
+  kafkaTopicDurability,
+  kafkaTopicEnv,
+  parseConfig,
+  runMigrations,
+} from '@tws/common';
 import { fileURLToPath } from 'node:url';
 import { taskEventsTopic } from './events/topics.js';
 
@@ -17,9 +29,10 @@ try {
     KAFKA_SASL_MECHANISM: env.saslMechanism(),
     KAFKA_SASL_USERNAME: env.optionalText(),
     KAFKA_SASL_PASSWORD: env.optionalText(),
-    KAFKA_TOPIC_PARTITIONS: env.count(6),
+    ...kafkaTopicEnv,
   });
   checkKafkaSasl(config);
+  const durability = kafkaTopicDurability(config);
   logger.level = config.LOG_LEVEL;
   const applied = await runMigrations({
     url: config.DATABASE_URL,
@@ -27,9 +40,8 @@ try {
     directory: fileURLToPath(new URL('../migrations', import.meta.url)),
     logger,
   });
-  await ensureTopics(createKafka({ clientId: 'tasks-migrate', brokers: config.KAFKA_BROKERS, logger, ...kafkaSecurity(config) }), [
-    { topic: taskEventsTopic, numPartitions: config.KAFKA_TOPIC_PARTITIONS },
-  ]);
+  const kafka = createKafka({ clientId: 'tasks-migrate', brokers: config.KAFKA_BROKERS, logger, ...kafkaSecurity(config) });
+  await ensureTopics(kafka, [{ topic: taskEventsTopic, numPartitions: config.KAFKA_TOPIC_PARTITIONS }], durability);
   logger.info({ applied }, 'tasks migrations complete');
 } catch (error) {
   exitOnStartupFailure(logger, error);

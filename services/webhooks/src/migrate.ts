@@ -1,4 +1,16 @@
-import { checkKafkaSasl, createKafka, kafkaSecurity, createLogger, ensureTopics, env, exitOnStartupFailure, parseConfig, runMigrations } from '@tws/common';
+import {
+  checkKafkaSasl,
+  createKafka,
+  createLogger,
+  ensureTopics,
+  env,
+  exitOnStartupFailure,
+  kafkaSecurity,
+  kafkaTopicDurability,
+  kafkaTopicEnv,
+  parseConfig,
+  runMigrations,
+} from '@tws/common';
 import { fileURLToPath } from 'node:url';
 import { deadLetterTopic, redeliveryTopic, retryTopics } from './retry/schedule.js';
 
@@ -17,9 +29,10 @@ try {
     KAFKA_SASL_MECHANISM: env.saslMechanism(),
     KAFKA_SASL_USERNAME: env.optionalText(),
     KAFKA_SASL_PASSWORD: env.optionalText(),
-    KAFKA_TOPIC_PARTITIONS: env.count(6),
+    ...kafkaTopicEnv,
   });
   checkKafkaSasl(config);
+  const durability = kafkaTopicDurability(config);
   logger.level = config.LOG_LEVEL;
   const applied = await runMigrations({
     url: config.DATABASE_URL,
@@ -29,7 +42,8 @@ try {
   });
   // Delay topics hold a message for at most 8 h (plus consumer downtime); keep a week like the default.
   const week = String(7 * 24 * 3600 * 1000);
-  await ensureTopics(createKafka({ clientId: 'webhooks-migrate', brokers: config.KAFKA_BROKERS, logger, ...kafkaSecurity(config) }), [
+  const kafka = createKafka({ clientId: 'webhooks-migrate', brokers: config.KAFKA_BROKERS, logger, ...kafkaSecurity(config) });
+  const topics = [
     ...[...retryTopics, redeliveryTopic].map((topic) => ({
       topic,
       numPartitions: config.KAFKA_TOPIC_PARTITIONS,
@@ -41,7 +55,8 @@ try {
       numPartitions: config.KAFKA_TOPIC_PARTITIONS,
       configEntries: [{ name: 'retention.ms', value: String(30 * 24 * 3600 * 1000) }],
     },
-  ]);
+  ];
+  await ensureTopics(kafka, topics, durability);
   logger.info({ applied }, 'webhooks migrations complete');
 } catch (error) {
   exitOnStartupFailure(logger, error);

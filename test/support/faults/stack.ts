@@ -11,12 +11,16 @@ import { testServiceEnv } from '../test-env.js';
  * the webhooks service set up like the shared one (test DNS server, test CA, allow-listed receiver
  * address), so receivers from test/support/webhooks work against it too.
  */
-export async function startFaultStack(label: string, options: { extraEnv?: NodeJS.ProcessEnv; replicas?: number } = {}): Promise<Stack> {
+export async function startFaultStack(
+  label: string,
+  options: { extraEnv?: NodeJS.ProcessEnv; replicas?: number; kafkaNodes?: number } = {},
+): Promise<Stack> {
   const { webhooks } = inject('stack');
   return startStack({
     label,
     extraEnv: { ...testServiceEnv, ...webhooks.serviceEnv, ...options.extraEnv },
     ...(options.replicas ? { replicas: options.replicas } : {}),
+    ...(options.kafkaNodes ? { kafkaNodes: options.kafkaNodes } : {}),
   });
 }
 

@@ -138,11 +138,16 @@ Called with (dict "root" $ "component" "<name>"); also used by the migration Job
 {{- if .Values.kafka.sasl.enabled }}
 - name: KAFKA_SASL_MECHANISM
   value: {{ .Values.kafka.sasl.mechanism | quote }}
+{{- if .Values.kafka.sasl.username }}
+- name: KAFKA_SASL_USERNAME
+  value: {{ .Values.kafka.sasl.username | quote }}
+{{- else }}
 - name: KAFKA_SASL_USERNAME
   valueFrom:
     secretKeyRef:
       name: {{ include "task-workspace.kafkaSaslSecret" . }}
       key: {{ .Values.kafka.sasl.usernameKey }}
+{{- end }}
 - name: KAFKA_SASL_PASSWORD
   valueFrom:
     secretKeyRef:

@@ -14,6 +14,8 @@ export interface S3Settings {
 export interface Infrastructure {
   databaseUrl: string;
   kafkaBrokers: string[];
+  /** Replication of the topics the migration steps create: what the cluster started here fits, or from the environment. */
+  kafkaTopicReplication: { replicationFactor: number; minInsyncReplicas: number };
   s3: S3Settings;
   /** Handles on servers this launcher started (absent when given by the environment). */
   postgres?: RunningPostgres;
@@ -23,10 +25,16 @@ export interface Infrastructure {
 }
 
 /**
- * Starts PostgreSQL, Kafka and MinIO on loopback, in parallel, or uses the ones named by
- * DATABASE_URL, KAFKA_BROKERS and S3_ENDPOINT (+ S3_ACCESS_KEY, S3_SECRET_KEY) and starts nothing for those.
+ * Starts PostgreSQL, Kafka (`kafkaNodes` KRaft nodes, default 1) and MinIO on loopback, in
+ * parallel, or uses the ones named by DATABASE_URL, KAFKA_BROKERS and S3_ENDPOINT (+ S3_ACCESS_KEY,
+ * S3_SECRET_KEY) and starts nothing for those. With KAFKA_BROKERS, topics are replicated as
+ * KAFKA_TOPIC_REPLICATION_FACTOR and KAFKA_TOPIC_MIN_INSYNC_REPLICAS say (default 1 and 1).
  */
-export async function startInfrastructure(logDir: string, env: NodeJS.ProcessEnv = process.env): Promise<Infrastructure> {
+export async function startInfrastructure(
+  logDir: string,
+  env: NodeJS.ProcessEnv = process.env,
+  options: { kafkaNodes?: number } = {},
+): Promise<Infrastructure> {
   const external = {
     databaseUrl: env.DATABASE_URL,
     kafkaBrokers: env.KAFKA_BROKERS?.split(',').map((broker) => broker.trim()).filter(Boolean),
@@ -37,7 +45,7 @@ export async function startInfrastructure(logDir: string, env: NodeJS.ProcessEnv
   for (const [name, value] of Object.entries(external)) if (value) progress(`using ${name} from the environment`);
   const started = await Promise.allSettled([
     external.databaseUrl ? Promise.resolve(undefined) : startPostgres(logDir),
-    external.kafkaBrokers?.length ? Promise.resolve(undefined) : startKafka(logDir),
+    external.kafkaBrokers?.length ? Promise.resolve(undefined) : startKafka(logDir, { nodes: options.kafkaNodes ?? 1 }),
     external.s3 ? Promise.resolve(undefined) : startMinio(logDir),
   ]);
   const [postgresResult, kafkaResult, minioResult] = started;
@@ -53,6 +61,10 @@ export async function startInfrastructure(logDir: string, env: NodeJS.ProcessEnv
   return {
     databaseUrl: external.databaseUrl ?? postgres!.url,
     kafkaBrokers: external.kafkaBrokers?.length ? external.kafkaBrokers : kafka!.brokers,
+    kafkaTopicReplication: kafka?.topicReplication ?? {
+      replicationFactor: Number(env.KAFKA_TOPIC_REPLICATION_FACTOR ?? 1),
+      minInsyncReplicas: Number(env.KAFKA_TOPIC_MIN_INSYNC_REPLICAS ?? 1),
+    },
     s3: external.s3 ?? { endpoint: minio!.endpoint, accessKey: minio!.accessKey, secretKey: minio!.secretKey },
     ...(postgres ? { postgres } : {}),
     ...(kafka ? { kafka } : {}),
