@@ -16,6 +16,11 @@ export class HttpError extends Error {
   }
 }
 
+/**
+ * The statuses whose details are the backend's own message for the client (a DomainError). Any
+ * other status, RESOURCE_EXHAUSTED included (grpc-js's "Received message larger than max", not a rate
+ * limit: rate limits are the gateway's own 429 with Retry-After), is a 500 whose details are only logged.
+ */
 const httpStatusOfGrpc: Partial<Record<GrpcStatus, number>> = {
   [GrpcStatus.INVALID_ARGUMENT]: 400,
   [GrpcStatus.FAILED_PRECONDITION]: 400,
@@ -24,7 +29,6 @@ const httpStatusOfGrpc: Partial<Record<GrpcStatus, number>> = {
   [GrpcStatus.ALREADY_EXISTS]: 409,
   [GrpcStatus.PERMISSION_DENIED]: 403,
   [GrpcStatus.UNAUTHENTICATED]: 401,
-  [GrpcStatus.RESOURCE_EXHAUSTED]: 429,
   [GrpcStatus.UNAVAILABLE]: 503,
   [GrpcStatus.DEADLINE_EXCEEDED]: 503,
 };

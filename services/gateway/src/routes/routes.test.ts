@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { call, fakeCredentials, ids, signToken, startGateway, validApiKey, type Harness } from '../testing/harness.js';
+import * as grpc from '@grpc/grpc-js';
+import { call, fakeCredentials, ids, RpcFailure, signToken, startGateway, validApiKey, type Harness } from '../testing/harness.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -151,7 +152,7 @@ describe('tasks', () => {
     expect(response.status).toBe(200);
     expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(response.text).toBe(rendered);
-    expect(h.fake.callsOf('ListTasks')).toEqual([{ workspaceId: ws, projectId: ids.project, knownVersion: '0' }]);
+    expect(h.fake.callsOf('ListTasks')).toEqual([{ workspaceId: ws, projectId: ids.project, knownVersion: '0', offset: 0 }]);
   });
 
   test('GET /v1/projects/:projectId/tasks: keeps the rendered list and serves it while ListTasks answers "not modified"', async () => {
@@ -176,6 +177,34 @@ describe('tasks', () => {
     h.fake.handlers.set('ListTasks', () => ({ version: '9', notModified: true }));
     const response = await call(h.app, 'GET', '/v1/projects/00000000-0000-4000-8000-00000000beef/tasks', key);
     expect(response.status).toBe(500);
+    expect(response.json).toEqual({ error: 'internal server error' });
+  });
+
+  test('GET /v1/projects/:projectId/tasks: a list answered in pages is streamed as one JSON array, and never cached', async () => {
+    const project = '00000000-0000-4000-8000-0000000fa9e5';
+    const pages = ['[{"id":"a"},{"id":"b"}]', '[{"id":"c"}]', '[{"id":"d"},{"id":"e"}]'];
+    h.fake.handlers.set('ListTasks', (request) => {
+      const index = [0, 2, 3].indexOf(request.offset);
+      return { version: '4', tasksJson: Buffer.from(pages[index]!), nextOffset: [2, 3, 0][index] };
+    });
+    const url = `/v1/projects/${project}/tasks`;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const response = await call(h.app, 'GET', url, key);
+      expect(response.status).toBe(200);
+      expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(response.text).toBe('[{"id":"a"},{"id":"b"},{"id":"c"},{"id":"d"},{"id":"e"}]');
+    }
+    const asked = h.fake.callsOf('ListTasks').filter((request) => request.projectId === project);
+    expect(asked.map((request) => [request.knownVersion, request.offset])).toEqual([['0', 0], ['0', 2], ['0', 3], ['0', 0], ['0', 2], ['0', 3]]);
+  });
+
+  test('a RESOURCE_EXHAUSTED from a backend is a 500 without its internal message, not a 429', async () => {
+    h.fake.handlers.set('ListTasks', () => {
+      throw new RpcFailure(grpc.status.RESOURCE_EXHAUSTED, 'Received message larger than max (40000000 vs 33554432)');
+    });
+    const response = await call(h.app, 'GET', '/v1/projects/00000000-0000-4000-8000-00000000b16b/tasks', key);
+    expect(response.status).toBe(500);
+    expect(response.headers['retry-after']).toBeUndefined();
     expect(response.json).toEqual({ error: 'internal server error' });
   });
 
