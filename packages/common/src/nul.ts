@@ -6,8 +6,8 @@
 export const nulMessage = 'must not contain the NUL character (U+0000)';
 
 /**
- * The path (`.a[0].b`, empty for `value` itself) of the first string or object key in `value` that
- * holds U+0000; byte buffers are not text and are skipped. Iterative: nesting depth is unbounded.
+ * The path (`.a[0].b`, empty for `value` itself) of the first string in `value` that holds U+0000, or
+ * of the object one of whose keys does; byte buffers are not text and are skipped. Iterative: nesting depth is unbounded.
  */
 export function findNul(value: unknown): string | undefined {
   const pending: Array<{ value: unknown; path: string }> = [{ value, path: '' }];
@@ -19,9 +19,9 @@ export function findNul(value: unknown): string | undefined {
       for (let index = current.length - 1; index >= 0; index--) pending.push({ value: current[index], path: `${path}[${index}]` });
     } else if (typeof current === 'object' && current !== null && !ArrayBuffer.isView(current)) {
       for (const [key, child] of Object.entries(current)) {
-        const childPath = `${path}.${key}`;
-        if (key.includes('\0')) return childPath;
-        pending.push({ value: child, path: childPath });
+        // A key with NUL is reported at its object: the path does not carry the NUL on.
+        if (key.includes('\0')) return path;
+        pending.push({ value: child, path: `${path}.${key}` });
       }
     }
   }
