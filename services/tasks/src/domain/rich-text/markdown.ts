@@ -57,9 +57,9 @@ const maxContainerExitCost = 10_000_000;
  * under ~30 MB; a document over it is refused before it is parsed.
  */
 export const maxMarkdownLineCost = 10_000;
-/** What a line that starts with a block marker (`#`, `>`, `-`, `+`, `*`, a digit) counts for. */
+/** What a line that starts with a block marker (`#`, `>`, `-`, `+`, `*`, `1.`, `1)`) counts for. */
 export const markerLineCost = 5;
-const blockMarkerStart = /^[ \t]*[#>*+\-\d]/;
+const blockMarkerStart = /^[ \t]*(?:#{1,6}(?:[ \t]|$)|>|[-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$))/;
 
 const parseOptions: ParseOptions = {
   extensions: [
