@@ -184,7 +184,7 @@ describe('tasks', () => {
     const project = '00000000-0000-4000-8000-0000000fa9e5';
     const pages = ['[{"id":"a"},{"id":"b"}]', '[{"id":"c"}]', '[{"id":"d"},{"id":"e"}]'];
     h.fake.handlers.set('ListTasks', (request) => {
-      const index = [0, 2, 3].indexOf(request.offset);
+      const index = [0, 2, 3].indexOf(Number(request.offset));
       return { version: '4', tasksJson: Buffer.from(pages[index]!), nextOffset: [2, 3, 0][index] };
     });
     const url = `/v1/projects/${project}/tasks`;

@@ -98,10 +98,10 @@ describe('rendered size cap', () => {
 describe('NUL (U+0000), which Postgres text and jsonb cannot hold', () => {
   it('is refused in Markdown, in leaf text and in element types', () => {
     expect(messageOf(() => normaliseDescription('a\0b'))).toBe('description must not contain the NUL character (U+0000)');
-    expect(messageOf(() => normaliseDescription([{ type: 'paragraph', children: [{ text: 'a\0' }] }]))).toBe(
+    expect(messageOf(() => normaliseDescription([{ type: 'paragraph', children: [{ text: 'a\0' }] }] as RichTextNode[]))).toBe(
       'invalid description: description[0].children[0].text: must not contain the NUL character (U+0000)',
     );
-    expect(messageOf(() => normaliseDescription([{ type: 'p\0', children: [{ text: 'a' }] }]))).toBe(
+    expect(messageOf(() => normaliseDescription([{ type: 'p\0', children: [{ text: 'a' }] }] as RichTextNode[]))).toBe(
       'invalid description: description[0].type: must not contain the NUL character (U+0000)',
     );
   });
