@@ -234,6 +234,17 @@ describe('tasks', () => {
     expect(h.fake.callsOf('GetTasks')).toEqual([{ tasks: [{ workspaceId: ws, id: ids.task }, { workspaceId: ws, id: other }] }]);
   });
 
+  test('GET /v1/tasks/:id: a truncated GetTasks answer (byte bound) is completed by asking for the rest', async () => {
+    const others = ['00000000-0000-4000-8000-0000000000a1', '00000000-0000-4000-8000-0000000000a2'];
+    h.fake.handlers.set('GetTasks', (request) => {
+      const asked = request.tasks as Array<{ id: string }>;
+      return { tasksJson: asked.slice(0, 1).map((ref) => Buffer.from(`{"id":"${ref.id}"}`)), truncated: asked.length > 1 };
+    });
+    const responses = await Promise.all([ids.task, ...others].map((id) => call(h.app, 'GET', `/v1/tasks/${id}`, key)));
+    expect(responses.map((response) => response.json)).toEqual([{ id: ids.task }, { id: others[0] }, { id: others[1] }]);
+    expect(h.fake.callsOf('GetTasks').map((request) => (request.tasks as unknown[]).length)).toEqual([3, 2, 1]);
+  });
+
   test('GET /v1/tasks/:id: a reply with the wrong number of tasks is a 500 {"error"}', async () => {
     h.fake.handlers.set('GetTasks', () => ({ tasksJson: [] }));
     expect((await call(h.app, 'GET', `/v1/tasks/${ids.task}`, key)).json).toEqual({ error: 'internal server error' });

@@ -29,23 +29,34 @@ export interface TaskRef {
   id: string;
 }
 
+/** A GetTasks answer stops after the task that takes it past this many bytes (its list JSON as the estimate). */
+export const tasksAnswerBytes = 4 * 1024 * 1024;
+
 /**
- * Each task as single-task JSON, in the order asked, null where that workspace has no such task:
+ * Each task as single-task JSON, in the order asked, null where that workspace has no such task,
+ * undefined from the task on that would take the answer past `tasksAnswerBytes` (asked again):
  * one query for the whole batch, each (workspace, id) pair matched as a pair.
  */
-export async function renderTasks(db: Queryable, refs: readonly TaskRef[]): Promise<Array<string | null>> {
+export async function renderTasks(db: Queryable, refs: readonly TaskRef[]): Promise<Array<string | null | undefined>> {
   if (refs.length === 0) return [];
-  const { rows } = await db.query<{ ord: number; json: string }>({
+  const { rows } = await db.query<{ ord: number; json: string | null }>({
     name: 'tasks-render-tasks',
-    text: `SELECT ref.ord::int AS ord, row_to_json(v)::text AS json
-           FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS ref (workspace_id, id, ord)
-             JOIN tasks t ON t.workspace_id = ref.workspace_id AND t.id = ref.id,
+    text: `SELECT t.ord::int AS ord, CASE WHEN t.bytes_before < $3 THEN row_to_json(v)::text END AS json
+           FROM (SELECT ref.ord, t.*,
+                        sum(octet_length(t.list_json)) OVER (ORDER BY ref.ord) - octet_length(t.list_json) AS bytes_before
+                 FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS ref (workspace_id, id, ord)
+                   JOIN tasks t ON t.workspace_id = ref.workspace_id AND t.id = ref.id) t,
              LATERAL (SELECT ${commonFields}, ${createdAt} AS "createdAt", t.project_id AS "projectId",
                              ${labelsOfTask} AS "labels") v`,
-    values: [refs.map((ref) => ref.workspaceId), refs.map((ref) => ref.id)],
+    values: [refs.map((ref) => ref.workspaceId), refs.map((ref) => ref.id), tasksAnswerBytes],
   });
-  const rendered: Array<string | null> = refs.map(() => null);
-  for (const row of rows) rendered[row.ord - 1] = row.json;
+  const rendered: Array<string | null | undefined> = refs.map(() => null);
+  let deferredFrom = refs.length;
+  for (const row of rows) {
+    if (row.json === null) deferredFrom = Math.min(deferredFrom, row.ord - 1);
+    else rendered[row.ord - 1] = row.json;
+  }
+  for (let index = deferredFrom; index < refs.length; index++) rendered[index] = undefined;
   return rendered;
 }
 

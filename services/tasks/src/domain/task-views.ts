@@ -6,13 +6,20 @@ import { pathId } from './validation.js';
 
 /**
  * `GET /v1/tasks/:id` for a batch of requests: each task as the API's single-task JSON, or null
- * where its workspace has no such task (a malformed id is simply not found).
+ * where its workspace has no such task (a malformed id is simply not found). When the answer would
+ * pass its byte bound, only the first tasks are answered and `truncated` is set (ask for the rest).
  */
-export async function getTasksJson(db: Queryable, refs: readonly TaskRef[]): Promise<Array<string | null>> {
+export async function getTasksJson(db: Queryable, refs: readonly TaskRef[]): Promise<{ tasks: Array<string | null>; truncated: boolean }> {
   const wellFormed = refs.map((ref) => isUuid(ref.workspaceId) && isUuid(ref.id));
   const found = await renderTasks(db, refs.filter((_ref, index) => wellFormed[index]));
+  const tasks: Array<string | null> = [];
   let next = 0;
-  return wellFormed.map((ok) => (ok ? (found[next++] ?? null) : null));
+  for (const ok of wellFormed) {
+    const json = ok ? found[next++] : null;
+    if (json === undefined) return { tasks, truncated: true };
+    tasks.push(json);
+  }
+  return { tasks, truncated: false };
 }
 
 /**

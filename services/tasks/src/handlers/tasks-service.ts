@@ -122,7 +122,7 @@ export function tasksServiceHandlers({ pool, logger, metrics }: HandlerDeps): Ta
       async (request) => {
         if (request.tasks.length > maxTasksPerBatch) throw invalid(`at most ${maxTasksPerBatch} tasks per call`);
         const rendered = await getTasksJson(pool, request.tasks);
-        return { tasksJson: rendered.map((json) => (json === null ? emptyJson : Buffer.from(json))) };
+        return { tasksJson: rendered.tasks.map((json) => (json === null ? emptyJson : Buffer.from(json))), truncated: rendered.truncated };
       },
       options,
     ),
