@@ -59,8 +59,10 @@ export class TaskListReader {
     while (offset > 0) {
       const page = await this.tasks.ListTasks({ workspaceId, projectId, knownVersion: '0', offset });
       if (page.notModified || page.version !== first.version) throw new Error('task list changed while it was read in pages');
+      const tasks = page.tasksJson.subarray(1, -1);
+      if (tasks.length === 0) throw new Error('ListTasks answered an empty page of a paged list');
       yield Buffer.from(',');
-      yield page.tasksJson.subarray(1, -1);
+      yield tasks;
       offset = page.nextOffset;
     }
     yield Buffer.from(']');
