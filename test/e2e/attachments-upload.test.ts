@@ -356,7 +356,7 @@ describe('attachments: three-step upload, permanent download URL', () => {
   it('sanitises the file name, keeps unicode, and names the download with RFC 6266 filename*', async () => {
     const bytes = Buffer.from('unicode name');
     const attached = await attach(freeKey, task.id, {
-      name: '  ../secret\\dir/Résumé\u0000 \u202Eнота 😀.txt ',
+      name: '  ../secret\\dir/Résumé\u0007 \u202Eнота 😀.txt ',
       contentType: 'text/plain; charset=utf-8',
       bytes,
     });

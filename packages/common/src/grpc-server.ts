@@ -2,6 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { HealthImplementation } from 'grpc-health-check';
 import type { Logger } from 'pino';
 import { DomainError, grpcStatusOfFailure } from './errors.js';
+import { findNul, nulMessage } from './nul.js';
 import type { GrpcServerMetrics } from './metrics.js';
 import { isDatabaseUnavailable } from './db.js';
 
@@ -37,7 +38,10 @@ export function unary<Req, Res>(
       stopTimer({ grpc_code: codeName });
       options.metrics.handled.inc({ ...labels, grpc_code: codeName });
     };
-    handler(call.request, call).then(
+    // gRPC is an edge too: a string with U+0000 (which Postgres refuses) is an invalid argument here.
+    const nulAt = findNul(call.request);
+    const handled = nulAt === undefined ? handler(call.request, call) : Promise.reject(new DomainError('invalid_argument', `${nulAt.slice(1)}: ${nulMessage}`));
+    handled.then(
       (response) => {
         finish(grpc.status.OK);
         callback(null, response);

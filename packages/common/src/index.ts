@@ -13,3 +13,4 @@ export * from './kafka.js';
 export * from './backend.js';
 export * from './grpc-health.js';
 export * from './local-stack.js';
+export * from './nul.js';

@@ -1,4 +1,6 @@
+import { Readable } from 'node:stream';
 import { LRUCache } from 'lru-cache';
+import type { ListTasksResponse__Output } from '@tws/proto-types/generated/tasks/v1/ListTasksResponse';
 import type { TasksApi } from './tasks-api.js';
 
 interface ListCopy {
@@ -8,12 +10,20 @@ interface ListCopy {
 
 /** Bytes of rendered lists kept per gateway replica (~230 lists of 300 tasks). */
 const maxCopyBytes = 32 * 1024 * 1024;
+/**
+ * Only a list answered in one message (at most ~1 MiB; a larger one comes in pages) is kept, so one
+ * large project cannot evict every other copy.
+ */
+const maxCopiedListBytes = 2 * 1024 * 1024;
+/** Bytes of a paged list buffered towards the client: about one page is read ahead, no more. */
+const pagedHighWaterMark = 64 * 1024;
 
 /**
  * Reads task lists for `GET /v1/projects/:projectId/tasks`, keeping the last rendered copy of each
  * and its version. Every request still asks the tasks service (so it is always current, on every
  * replica): with the version it holds, the answer is "not modified" (no JSON) unless a task of the
- * project changed since, and the copy is served.
+ * project changed since, and the copy is served. A list over one message (~1 MiB) is answered in
+ * pages, streamed to the client as they are read: memory does not grow with the list.
  */
 export class TaskListReader {
   private readonly copies = new LRUCache<string, ListCopy>({
@@ -23,7 +33,8 @@ export class TaskListReader {
 
   constructor(private readonly tasks: TasksApi) {}
 
-  async read(workspaceId: string, projectId: string): Promise<Buffer> {
+  /** The list's JSON: a buffer, or for a paged list a stream (which fails if the list changes meanwhile). */
+  async read(workspaceId: string, projectId: string): Promise<Buffer | Readable> {
     const key = `${workspaceId}/${projectId}`;
     const copy = this.copies.get(key);
     const answer = await this.tasks.ListTasks({ workspaceId, projectId, knownVersion: copy?.version ?? '0' });
@@ -31,11 +42,30 @@ export class TaskListReader {
       if (copy === undefined || copy.version !== answer.version) throw new Error('ListTasks answered not modified for a version this gateway does not hold');
       return copy.json;
     }
+    if (answer.nextOffset > 0) {
+      return Readable.from(this.pages(workspaceId, projectId, answer), { objectMode: false, highWaterMark: pagedHighWaterMark });
+    }
     const newest = this.copies.get(key);
-    if (newest === undefined || BigInt(newest.version) < BigInt(answer.version)) {
+    if (answer.tasksJson.length <= maxCopiedListBytes && (newest === undefined || BigInt(newest.version) < BigInt(answer.version))) {
       this.copies.set(key, { version: answer.version, json: answer.tasksJson });
     }
     return answer.tasksJson;
+  }
+
+  /** `[` + each page's tasks, comma separated + `]`; the next page is asked for once the last is sent. */
+  private async *pages(workspaceId: string, projectId: string, first: ListTasksResponse__Output): AsyncGenerator<Buffer> {
+    yield first.tasksJson.subarray(0, -1);
+    let offset = first.nextOffset;
+    while (offset > 0) {
+      const page = await this.tasks.ListTasks({ workspaceId, projectId, knownVersion: '0', offset });
+      if (page.notModified || page.version !== first.version) throw new Error('task list changed while it was read in pages');
+      const tasks = page.tasksJson.subarray(1, -1);
+      if (tasks.length === 0) throw new Error('ListTasks answered an empty page of a paged list');
+      yield Buffer.from(',');
+      yield tasks;
+      offset = page.nextOffset;
+    }
+    yield Buffer.from(']');
   }
 }
 

@@ -13,7 +13,8 @@ const maxBatchSize = 64;
  * Reads tasks for `GET /v1/tasks/:id`. Requests that arrive while the event loop is busy with one
  * round of I/O are sent as one GetTasks call (DataLoader, flushed on setImmediate; no caching, so
  * every request reads current data): under concurrency, one RPC and one query serve many requests.
- * A failed call fails every request of its batch with that call's error.
+ * A failed call fails every request of its batch with that call's error. An answer is bounded in
+ * bytes: when the tasks service truncates one (large descriptions), the rest are asked for again.
  */
 export class TaskReader {
   private readonly loader: DataLoader<TaskRef, Buffer, TaskRef>;
@@ -21,9 +22,17 @@ export class TaskReader {
   constructor(tasks: TasksApi) {
     this.loader = new DataLoader<TaskRef, Buffer, TaskRef>(
       async (refs) => {
-        const { tasksJson } = await tasks.GetTasks({ tasks: [...refs] });
-        if (tasksJson.length !== refs.length) throw new Error(`GetTasks answered ${tasksJson.length} of ${refs.length} tasks`);
-        return tasksJson;
+        // An answer is bounded in bytes (~4 MiB): a truncated one answers the first tasks, ask for the rest.
+        const answers: Buffer[] = [];
+        while (answers.length < refs.length) {
+          const asked = refs.length - answers.length;
+          const { tasksJson, truncated } = await tasks.GetTasks({ tasks: refs.slice(answers.length) });
+          if (truncated ? tasksJson.length === 0 || tasksJson.length >= asked : tasksJson.length !== asked) {
+            throw new Error(`GetTasks answered ${tasksJson.length} of ${asked} tasks${truncated ? ' (truncated)' : ''}`);
+          }
+          answers.push(...tasksJson);
+        }
+        return answers;
       },
       { cache: false, maxBatchSize, batchScheduleFn: (dispatch) => setImmediate(dispatch) },
     );

@@ -1,8 +1,9 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
-import { isGrpcError } from '@tws/common';
+import { findNul, isGrpcError, nulMessage } from '@tws/common';
 import { status as GrpcStatus } from '@grpc/grpc-js';
+import { mayHoldNul } from './nul.js';
 
 /** An error whose message and status are meant for the API client. */
 export class HttpError extends Error {
@@ -15,6 +16,11 @@ export class HttpError extends Error {
   }
 }
 
+/**
+ * The statuses whose details are the backend's own message for the client (a DomainError). Any
+ * other status, RESOURCE_EXHAUSTED included (grpc-js's "Received message larger than max", not a rate
+ * limit: rate limits are the gateway's own 429 with Retry-After), is a 500 whose details are only logged.
+ */
 const httpStatusOfGrpc: Partial<Record<GrpcStatus, number>> = {
   [GrpcStatus.INVALID_ARGUMENT]: 400,
   [GrpcStatus.FAILED_PRECONDITION]: 400,
@@ -23,7 +29,6 @@ const httpStatusOfGrpc: Partial<Record<GrpcStatus, number>> = {
   [GrpcStatus.ALREADY_EXISTS]: 409,
   [GrpcStatus.PERMISSION_DENIED]: 403,
   [GrpcStatus.UNAUTHENTICATED]: 401,
-  [GrpcStatus.RESOURCE_EXHAUSTED]: 429,
   [GrpcStatus.UNAVAILABLE]: 503,
   [GrpcStatus.DEADLINE_EXCEEDED]: 503,
 };
@@ -62,7 +67,15 @@ function registerBodyParsers(app: FastifyInstance): void {
       done(new HttpError(400, 'request body is not valid UTF-8'), undefined);
       return;
     }
-    parseJson(request, body, done);
+    if (!mayHoldNul(body)) {
+      parseJson(request, body, done);
+      return;
+    }
+    parseJson(request, body, (error: Error | null, parsed?: unknown) => {
+      const path = error === null ? findNul(parsed) : undefined;
+      if (path !== undefined) done(new HttpError(400, `body${path}: ${nulMessage}`), undefined);
+      else done(error, parsed);
+    });
   });
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, _body, done) => {
     if (request.method === 'DELETE') done(null, undefined);
@@ -76,6 +89,12 @@ function registerBodyParsers(app: FastifyInstance): void {
  */
 async function errorsPlugin(app: FastifyInstance): Promise<void> {
   registerBodyParsers(app);
+  // A query parameter holding U+0000 (percent-encoded in the URL) is refused like a body field.
+  app.addHook('preValidation', async (request) => {
+    if (!request.url.includes('%00')) return;
+    const path = findNul(request.query);
+    if (path !== undefined) throw new HttpError(400, `querystring${path}: ${nulMessage}`);
+  });
 
   app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
     void reply.code(404).send({ error: `route ${request.method} ${request.url.split('?')[0]} not found` });

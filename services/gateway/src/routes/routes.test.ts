@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { call, fakeCredentials, ids, signToken, startGateway, validApiKey, type Harness } from '../testing/harness.js';
+import * as grpc from '@grpc/grpc-js';
+import { call, fakeCredentials, ids, RpcFailure, signToken, startGateway, validApiKey, type Harness } from '../testing/harness.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -151,7 +152,7 @@ describe('tasks', () => {
     expect(response.status).toBe(200);
     expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(response.text).toBe(rendered);
-    expect(h.fake.callsOf('ListTasks')).toEqual([{ workspaceId: ws, projectId: ids.project, knownVersion: '0' }]);
+    expect(h.fake.callsOf('ListTasks')).toEqual([{ workspaceId: ws, projectId: ids.project, knownVersion: '0', offset: 0 }]);
   });
 
   test('GET /v1/projects/:projectId/tasks: keeps the rendered list and serves it while ListTasks answers "not modified"', async () => {
@@ -179,6 +180,34 @@ describe('tasks', () => {
     expect(response.json).toEqual({ error: 'internal server error' });
   });
 
+  test('GET /v1/projects/:projectId/tasks: a list answered in pages is streamed as one JSON array, and never cached', async () => {
+    const project = '00000000-0000-4000-8000-0000000fa9e5';
+    const pages = ['[{"id":"a"},{"id":"b"}]', '[{"id":"c"}]', '[{"id":"d"},{"id":"e"}]'];
+    h.fake.handlers.set('ListTasks', (request) => {
+      const index = [0, 2, 3].indexOf(Number(request.offset));
+      return { version: '4', tasksJson: Buffer.from(pages[index]!), nextOffset: [2, 3, 0][index] };
+    });
+    const url = `/v1/projects/${project}/tasks`;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const response = await call(h.app, 'GET', url, key);
+      expect(response.status).toBe(200);
+      expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(response.text).toBe('[{"id":"a"},{"id":"b"},{"id":"c"},{"id":"d"},{"id":"e"}]');
+    }
+    const asked = h.fake.callsOf('ListTasks').filter((request) => request.projectId === project);
+    expect(asked.map((request) => [request.knownVersion, request.offset])).toEqual([['0', 0], ['0', 2], ['0', 3], ['0', 0], ['0', 2], ['0', 3]]);
+  });
+
+  test('a RESOURCE_EXHAUSTED from a backend is a 500 without its internal message, not a 429', async () => {
+    h.fake.handlers.set('ListTasks', () => {
+      throw new RpcFailure(grpc.status.RESOURCE_EXHAUSTED, 'Received message larger than max (40000000 vs 33554432)');
+    });
+    const response = await call(h.app, 'GET', '/v1/projects/00000000-0000-4000-8000-00000000b16b/tasks', key);
+    expect(response.status).toBe(500);
+    expect(response.headers['retry-after']).toBeUndefined();
+    expect(response.json).toEqual({ error: 'internal server error' });
+  });
+
   test('GET /v1/tasks/:id: serves the rendered task as is; an empty answer is a 404', async () => {
     const rendered = `{"id":"${ids.task}","labels":[]}`;
     h.fake.handlers.set('GetTasks', () => ({ tasksJson: [Buffer.from(rendered)] }));
@@ -203,6 +232,17 @@ describe('tasks', () => {
     expect(first.json).toEqual({ id: ids.task });
     expect(missing.status).toBe(404);
     expect(h.fake.callsOf('GetTasks')).toEqual([{ tasks: [{ workspaceId: ws, id: ids.task }, { workspaceId: ws, id: other }] }]);
+  });
+
+  test('GET /v1/tasks/:id: a truncated GetTasks answer (byte bound) is completed by asking for the rest', async () => {
+    const others = ['00000000-0000-4000-8000-0000000000a1', '00000000-0000-4000-8000-0000000000a2'];
+    h.fake.handlers.set('GetTasks', (request) => {
+      const asked = request.tasks as Array<{ id: string }>;
+      return { tasksJson: asked.slice(0, 1).map((ref) => Buffer.from(`{"id":"${ref.id}"}`)), truncated: asked.length > 1 };
+    });
+    const responses = await Promise.all([ids.task, ...others].map((id) => call(h.app, 'GET', `/v1/tasks/${id}`, key)));
+    expect(responses.map((response) => response.json)).toEqual([{ id: ids.task }, { id: others[0] }, { id: others[1] }]);
+    expect(h.fake.callsOf('GetTasks').map((request) => (request.tasks as unknown[]).length)).toEqual([3, 2, 1]);
   });
 
   test('GET /v1/tasks/:id: a reply with the wrong number of tasks is a 500 {"error"}', async () => {

@@ -1,12 +1,15 @@
 import { invalid } from '@tws/common';
-import { normaliseDescription, RichTextError, type RichTextNode } from './rich-text/index.js';
+import { normaliseDescription, renderedDescription, RichTextError, type RichTextNode } from './rich-text/index.js';
 import type { RichTextNodes } from './model.js';
 
 /** A description change as the API sends it. */
 export type DescriptionInput = { markdown: string } | { nodesJson: string } | { clear: true };
 
-/** JSON round trip: what jsonb will give back, so stored and new values compare equal. */
-const plain = (nodes: RichTextNode[]): RichTextNodes => JSON.parse(JSON.stringify(nodes)) as RichTextNodes;
+/**
+ * JSON round trip: what jsonb will give back, so stored and new values compare equal; refused when
+ * its JSON is over the rendered-size cap.
+ */
+const plain = (nodes: RichTextNode[]): RichTextNodes => JSON.parse(converted(() => renderedDescription(nodes))) as RichTextNodes;
 
 /** Runs a rich-text conversion, turning its RichTextError into INVALID_ARGUMENT. */
 function converted<T>(convert: () => T): T {

@@ -110,10 +110,10 @@ export function tasksServiceHandlers({ pool, logger, metrics }: HandlerDeps): Ta
     ListTasks: unary(
       'ListTasks',
       async (request) => {
-        const list = await listTasksJson(pool, request.workspaceId, request.projectId, request.knownVersion || '0');
+        const list = await listTasksJson(pool, request.workspaceId, request.projectId, request.knownVersion || '0', request.offset);
         return list.json === null
-          ? { version: list.version, notModified: true, tasksJson: emptyJson }
-          : { version: list.version, notModified: false, tasksJson: Buffer.from(list.json) };
+          ? { version: list.version, notModified: true, tasksJson: emptyJson, nextOffset: 0 }
+          : { version: list.version, notModified: false, tasksJson: Buffer.from(list.json), nextOffset: list.nextOffset };
       },
       options,
     ),
@@ -122,7 +122,7 @@ export function tasksServiceHandlers({ pool, logger, metrics }: HandlerDeps): Ta
       async (request) => {
         if (request.tasks.length > maxTasksPerBatch) throw invalid(`at most ${maxTasksPerBatch} tasks per call`);
         const rendered = await getTasksJson(pool, request.tasks);
-        return { tasksJson: rendered.map((json) => (json === null ? emptyJson : Buffer.from(json))) };
+        return { tasksJson: rendered.tasks.map((json) => (json === null ? emptyJson : Buffer.from(json))), truncated: rendered.truncated };
       },
       options,
     ),

@@ -1,14 +1,17 @@
 import type { z } from 'zod';
 import { markdownToRichText } from './markdown.js';
-import { checkDocumentLimits, richTextDocumentSchema, RichTextError, type RichTextNode } from './nodes.js';
+import { checkDocumentLimits, maxRenderedBytes, richTextDocumentSchema, RichTextError, type RichTextNode } from './nodes.js';
 
-export { markdownToRichText, maxMarkdownLength } from './markdown.js';
+export { markdownToRichText, markerLineCost, maxMarkdownLength, maxMarkdownLineCost } from './markdown.js';
 export {
   checkDocumentLimits,
+  checkNodeCount,
   isLeaf,
   maxNodeCount,
   maxNodeDepth,
+  maxRenderedBytes,
   maxTextLength,
+  nulMessage,
   plainText,
   richTextDocumentSchema,
   richTextNodeSchema,
@@ -31,6 +34,17 @@ export function normaliseDescription(input: string | RichTextNode[] | null): Ric
   if (input === null || (typeof input === 'string' && input.trim() === '')) return null;
   const nodes = typeof input === 'string' ? markdownToRichText(input) : validateNodes(input);
   return nodes.length > 0 ? nodes : null;
+}
+
+/** The compact JSON of a normalised description, refused beyond `maxRenderedBytes`. */
+export function renderedDescription(nodes: readonly RichTextNode[]): string {
+  const json = JSON.stringify(nodes);
+  // UTF-8 takes at most 3 bytes per UTF-16 unit: the exact count is needed only near the cap.
+  const bytes = json.length * 3 <= maxRenderedBytes ? json.length : Buffer.byteLength(json);
+  if (bytes > maxRenderedBytes) {
+    throw new RichTextError(`description is too large: ${bytes} bytes as rich-text JSON (max ${maxRenderedBytes})`);
+  }
+  return json;
 }
 
 function validateNodes(input: unknown): RichTextNode[] {

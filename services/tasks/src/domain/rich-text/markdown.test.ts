@@ -336,9 +336,9 @@ describe('Markdown bombs', () => {
   });
 
   it('keeps thousands of separate quotes as plain paragraphs', () => {
-    const markdown = '> q\n\n'.repeat(20_000);
+    const markdown = '> q\n\n'.repeat(4_000);
     const result = markdownToRichText(markdown);
-    expect(result).toHaveLength(20_000);
+    expect(result).toHaveLength(4_000);
     expect(result[0]).toEqual(paragraph(leaf('> q')));
   });
 

@@ -3,9 +3,11 @@ import { gfmStrikethroughFromMarkdown } from 'mdast-util-gfm-strikethrough';
 import { gfmStrikethrough } from 'micromark-extension-gfm-strikethrough';
 import {
   element,
+  checkNodeCount,
   isLeaf,
   marks,
   maxNodeDepth,
+  nulMessage,
   RichTextError,
   textLeaf,
   type KnownElementType,
@@ -47,6 +49,18 @@ const inlineMarkupCharacters = new Set(['*', '_', '~', '`', '[', ']', '(', ')', 
  */
 const maxContainerExitCost = 10_000_000;
 
+/*
+ * micromark's memory is not bounded by the length cap either: it holds a token (and mdast a node with
+ * positions) for each line and marker, so a 100 KB document of 25 000 one-character headings, list
+ * items or paragraphs takes 230-450 MB of heap. Measured peak heap per line (over an 11 MB process):
+ * a list item ~13 KB, a heading ~6 KB, a plain or blank line ~2 KB. The line budget keeps one parse
+ * under ~30 MB; a document over it is refused before it is parsed.
+ */
+export const maxMarkdownLineCost = 10_000;
+/** What a line that starts with a block marker (`#`, `>`, `-`, `+`, `*`, `1.`, `1)`) counts for. */
+export const markerLineCost = 5;
+const blockMarkerStart = /^[ \t]*(?:#{1,6}(?:[ \t]|$)|>|[-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$))/;
+
 const parseOptions: ParseOptions = {
   extensions: [
     gfmStrikethrough({ singleTilde: false }),
@@ -62,10 +76,22 @@ const headingTypes = ['heading-one', 'heading-two', 'heading-three'] as const;
 /** Parses the contract's Markdown subset into rich-text elements (nested no deeper than `maxNodeDepth`). */
 export function markdownToRichText(markdown: string, maxLength = maxMarkdownLength): RichTextElement[] {
   if (markdown.length > maxLength) throw new RichTextError(`description is too long (max ${maxLength} characters)`);
+  if (markdown.includes('\0')) throw new RichTextError(`description ${nulMessage}`);
   const lines = markdown.split(lineEnding);
   const cappedLines = lines.map(capContainers);
-  if (isCostlyToParse(cappedLines)) return plainParagraphs(lines);
-  return mapBlocks(fromMarkdown(cappedLines.join('\n'), parseOptions).children, 1);
+  if (isCostlyToParse(cappedLines)) return checkNodeCount(plainParagraphs(lines));
+  if (lineCost(lines) > maxMarkdownLineCost) {
+    throw new RichTextError(
+      `description has too many lines to parse (max ${maxMarkdownLineCost}, a line starting with a heading, list or quote marker counting as ${markerLineCost})`,
+    );
+  }
+  return checkNodeCount(mapBlocks(fromMarkdown(cappedLines.join('\n'), parseOptions).children, 1));
+}
+
+function lineCost(lines: readonly string[]): number {
+  let cost = 0;
+  for (const line of lines) cost += blockMarkerStart.test(line) ? markerLineCost : 1;
+  return cost;
 }
 
 /** Blank-line separated paragraphs of unparsed text. */

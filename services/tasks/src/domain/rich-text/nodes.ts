@@ -41,6 +41,11 @@ export type RichTextDocument = RichTextNode[];
 export const maxNodeDepth = 20;
 export const maxNodeCount = 10_000;
 export const maxTextLength = 100_000;
+/**
+ * Bytes of a description's (or comment's) rich-text JSON, written compactly. Markdown expands ~19x
+ * into JSON; the cap bounds every stored description, so a task list grows by at most this much per task.
+ */
+export const maxRenderedBytes = 1024 * 1024;
 
 export class RichTextError extends Error {
   override name = 'RichTextError';
@@ -87,11 +92,15 @@ type ParsedNodeObject = Omit<RichTextNodeInput, 'children'> & { children?: RichT
 
 const markFlag = z.boolean().optional();
 
+/** Postgres text and jsonb cannot hold U+0000: refused with a 400 rather than failing the write. */
+export const nulMessage = 'must not contain the NUL character (U+0000)';
+const withoutNul = z.string().refine((value) => !value.includes('\0'), { error: nulMessage });
+
 // One object shape for leaves and elements, told apart by `text`: a union would report the issues of
 // both alternatives, where this reports the one that applies.
 const nodeObjectSchema = z.strictObject({
-  type: z.string().min(1).max(40).optional(),
-  text: z.string().optional(),
+  type: withoutNul.min(1).max(40).optional(),
+  text: withoutNul.optional(),
   children: z.array(z.lazy(() => richTextNodeSchema)).optional(),
   bold: markFlag,
   italic: markFlag,
@@ -133,6 +142,18 @@ function toRichTextNode(node: ParsedNodeObject): RichTextNode {
     return textLeaf(node.text, leafMarks);
   }
   return { type: node.type ?? '', children: node.children ?? [] };
+}
+
+/** Refuses a converted document of more than `maxNodeCount` nodes (Markdown is bounded like node arrays). */
+export function checkNodeCount<Nodes extends readonly RichTextNode[]>(nodes: Nodes): Nodes {
+  let count = 0;
+  const pending: RichTextNode[][] = [[...nodes]];
+  for (let level = pending.pop(); level !== undefined; level = pending.pop()) {
+    count += level.length;
+    if (count > maxNodeCount) throw new RichTextError(`description has too many nodes (max ${maxNodeCount})`);
+    for (const node of level) if (!isLeaf(node) && node.children.length > 0) pending.push(node.children);
+  }
+  return nodes;
 }
 
 /**
