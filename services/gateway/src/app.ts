@@ -12,7 +12,7 @@ import { createWebhooksApi } from './clients/webhooks.js';
 import attachmentContentRoute from './routes/attachments/content.js';
 import type { GatewayConfig } from './config.js';
 import authPlugin from './plugins/auth.js';
-import errorsPlugin from './plugins/errors.js';
+import errorsPlugin, { clientErrorHandler, frameworkErrors } from './plugins/errors.js';
 import openApiPlugin from './plugins/openapi.js';
 import opsPlugin from './plugins/ops.js';
 import rateLimitPlugin from './plugins/rate-limit.js';
@@ -42,6 +42,9 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
     // `Connection: close`, while /readyz already reports shutting down.
     return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: true },
+    // Errors fastify and node raise before routing answer {"error"} too, without echoing the URL.
+    frameworkErrors,
+    clientErrorHandler,
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
