@@ -58,7 +58,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   await app.register(rateLimitPlugin, { config });
   await app.register(openApiPlugin);
   await app.register(authPlugin, { config, tasks: app.tasksApi });
-  await app.register(opsPlugin, { registry: deps.registry, readiness: deps.backends.readiness });
+  await app.register(opsPlugin, { registry: deps.registry, backends: deps.backends.health });
   await app.register(v1Routes, { prefix: '/v1', publicBaseUrl: config.PUBLIC_BASE_URL });
   // Capability download URLs carry their own unguessable token: outside the authenticated subtree.
   await app.register(attachmentContentRoute, { prefix: '/v1' });
