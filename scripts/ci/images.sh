@@ -55,7 +55,7 @@ for word in runtime["entrypoint"] + runtime["cmd"]:
   if [ "$svc" = gateway ]; then
     step "gateway image: starts, answers /healthz, exits 0 on SIGTERM"
     port=$("$NODE_BIN" -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
-    (cd "$workdir" && exec env -i HOME=/tmp HOST=127.0.0.1 PORT="$port" LOG_LEVEL=warn "${argv[@]}") >"$OUT/gateway.log" 2>&1 &
+    (cd "$workdir" && exec env -i HOME=/tmp HOST=127.0.0.1 PORT="$port" PUBLIC_BASE_URL="http://127.0.0.1:$port" LOG_LEVEL=warn "${argv[@]}") >"$OUT/gateway.log" 2>&1 &
     pid=$!
     for _ in $(seq 1 100); do
       curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
@@ -70,7 +70,7 @@ for word in runtime["entrypoint"] + runtime["cmd"]:
     [ "$status" -eq 0 ] || { cat "$OUT/gateway.log"; fail "the gateway exited $status on SIGTERM (expected 0)"; }
     printf '    /healthz 200, /openapi.json 200, SIGTERM → exit 0\n'
   fi
-  # The gateway's settings all have defaults (it was started above); the backends' do not.
+  # The gateway's settings all have defaults but PUBLIC_BASE_URL (it was started above); the backends' do not.
   entrypoints=()
   [ "$svc" != gateway ] && entrypoints+=("services/$svc/dist/main.js")
   [ -f "services/$svc/dist/migrate.js" ] && entrypoints+=("services/$svc/dist/migrate.js")

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { createWorkspace, type TestWorkspace } from '../support/admin.js';
 import { api, type Credentials } from '../support/api.js';
@@ -176,6 +177,62 @@ describe('errors and hostile input', () => {
       for (const id of ["1' OR '1'='1", '../../etc/passwd']) {
         expectError(await api('GET', `/v1/tasks/${encodeURIComponent(id)}`, { credentials: key }), 404);
       }
+    });
+  });
+  describe('framework errors (before routing, while reading the request)', () => {
+    const secret = 'capability-token-that-must-not-be-echoed';
+
+    /** Sends raw bytes to the gateway and returns the whole answer (the server may close the socket). */
+    function rawExchange(request: string): Promise<{ status: number; contentType: string; body: string }> {
+      const url = new URL(inject('stack').gatewayUrl);
+      return new Promise((resolve, reject) => {
+        const socket = net.connect({ host: url.hostname, port: Number(url.port) }, () => socket.write(request));
+        const chunks: Buffer[] = [];
+        socket.on('data', (chunk: Buffer) => {
+          chunks.push(chunk);
+          // One response is enough: stop once its declared body has arrived.
+          const text = Buffer.concat(chunks).toString('latin1');
+          const headerEnd = text.indexOf('\r\n\r\n');
+          const length = /\r\ncontent-length: *(\d+)/i.exec(text)?.[1];
+          if (headerEnd >= 0 && length !== undefined && Buffer.byteLength(text, 'latin1') >= headerEnd + 4 + Number(length)) socket.destroy();
+        });
+        socket.on('error', () => socket.destroy());
+        socket.on('close', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1]);
+          if (!status) return reject(new Error(`no HTTP answer: ${JSON.stringify(text)}`));
+          const [head = '', body = ''] = text.split('\r\n\r\n');
+          resolve({ status, contentType: /\r\ncontent-type: *([^\r]*)/i.exec(head)?.[1] ?? '', body });
+        });
+        socket.setTimeout(10_000, () => socket.destroy());
+      });
+    }
+
+    it.each([
+      ['a path parameter over 100 characters', () => `/v1/tasks/${'a'.repeat(101)}`, 414],
+      ['a path parameter over 100 characters on the download route', () => `/v1/attachments/${'b'.repeat(150)}/content?token=${secret}`, 414],
+      ['a bad percent-encoding in the path', () => `/v1/tasks/%zz${'c'.repeat(10)}`, 400],
+      ['a bad percent-encoding on the download route', () => `/v1/attachments/%E0%A4%A/content?token=${secret}`, 400],
+    ])('%s answers exactly {"error"} without echoing the URL', async (_label, path, status) => {
+      for (const credentials of [key, {}] as Credentials[]) {
+        const response = await api('GET', path(), { credentials });
+        expectError(response, status);
+        expect(Object.keys(response.body as object)).toStrictEqual(['error']);
+        expect(response.text).not.toContain(secret);
+        expect(response.text).not.toMatch(/aaaa|bbbb|cccc|%zz|%E0/);
+      }
+    });
+
+    it.each([
+      ['headers over the size limit', `GET /v1/workspace?token=${secret} HTTP/1.1\r\nHost: x\r\nX-Pad: ${'p'.repeat(40_000)}\r\n\r\n`, 431],
+      ['a malformed request line', `NOT A REQUEST ${secret}\r\n\r\n`, 400],
+      ['a bad header', `GET /v1/workspace?token=${secret} HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n`, 400],
+    ])('%s answers exactly {"error"} with application/json', async (_label, request, status) => {
+      const response = await rawExchange(request);
+      expect(response.status).toBe(status);
+      expect(response.contentType).toMatch(/^application\/json(;|$)/);
+      expect(Object.keys(JSON.parse(response.body) as object)).toStrictEqual(['error']);
+      expect(response.body).not.toContain(secret);
     });
   });
 });

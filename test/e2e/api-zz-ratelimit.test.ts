@@ -1,5 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { createWorkspace, type TestWorkspace } from '../support/admin.js';
 import { api, type ApiResponse, type Credentials } from '../support/api.js';
 import { countStatuses, createApiKey, expectError, expectStatus, keyOf, pollUntil } from '../support/fixtures.js';
@@ -13,6 +14,18 @@ import { requestFrom } from '../support/http-from.js';
 function expectTooManyRequests(response: ApiResponse): void {
   expectError(response, 429);
   expect(response.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
+}
+
+/** AuthenticateApiKey calls the tasks service has handled (any outcome), read from its /metrics. */
+async function apiKeyLookups(): Promise<number> {
+  let total = 0;
+  for (const tasks of inject('stack').services.filter((service) => service.name === 'tasks')) {
+    const text = await (await fetch(`${tasks.opsUrl}/metrics`)).text();
+    for (const line of text.split('\n')) {
+      if (line.startsWith('grpc_server_handled_total{') && line.includes('grpc_method="AuthenticateApiKey"')) total += Number(line.split(' ').pop());
+    }
+  }
+  return total;
 }
 
 describe('rate limits', () => {
@@ -77,5 +90,33 @@ describe('rate limits', () => {
     // Another address still gets the ordinary answers.
     expectError(await requestFrom('127.0.0.3', 'GET', '/v1/workspace', { headers: { 'x-api-key': 'guess' } }), 401);
     expectStatus(await requestFrom('127.0.0.3', 'GET', '/v1/workspace', { headers: { 'x-api-key': ws.apiKey.key } }), 200);
+  });
+  it('1,000 concurrent bad keys from one IP: at most the configured 30 lookups reach the tasks service, the rest 429', async () => {
+    const attacker = '127.0.0.4';
+    const before = await apiKeyLookups();
+    const started = Date.now();
+    const responses = await Promise.all(
+      Array.from({ length: 1000 }, () =>
+        requestFrom(attacker, 'GET', '/v1/workspace', { headers: { 'x-api-key': `tws_${randomBytes(30).toString('base64url').slice(0, 40)}` } }),
+      ),
+    );
+    const elapsedSeconds = (Date.now() - started) / 1000;
+    const lookups = (await apiKeyLookups()) - before;
+    // The bucket: 30 at once, refilled at 30 per minute while the burst ran.
+    const allowed = 30 + Math.ceil(elapsedSeconds / 2);
+    const counts = countStatuses(responses);
+    console.log(`1,000 concurrent bad keys: ${JSON.stringify({ counts, lookups, allowed, elapsedSeconds })}`);
+
+    expect(lookups).toBeGreaterThan(0);
+    expect(lookups).toBeLessThanOrEqual(allowed);
+    expect(Object.keys(counts).sort()).toStrictEqual(['401', '429']);
+    expect(counts[401]).toBeLessThanOrEqual(lookups);
+    for (const response of responses) {
+      if (response.status === 429) expectTooManyRequests(response);
+      else expectError(response, 401);
+    }
+
+    // The block is per IP: another address still authenticates with a good key.
+    expectStatus(await requestFrom('127.0.0.5', 'GET', '/v1/workspace', { headers: { 'x-api-key': ws.apiKey.key } }), 200);
   });
 });

@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { Client as MinioClient } from 'minio';
 import { createWorkspace, type TestWorkspace } from '../support/admin.js';
 import type { ApiResponse, Credentials } from '../support/api.js';
+import { requestFrom } from '../support/http-from.js';
 import { createProject, createTask, expectError, getTask, keyOf, pollUntil, TIMESTAMP, unknownId, type CreatedTask } from '../support/fixtures.js';
 
 /*
@@ -220,6 +221,26 @@ describe('attachments: three-step upload, permanent download URL', () => {
     expect(Object.keys(single).sort()).toEqual(
       ['assigneeId', 'createdAt', 'description', 'id', 'isCompleted', 'labels', 'listId', 'name', 'number', 'projectId', 'statusId'].sort(),
     );
+  });
+
+  it('builds permanent urls from the configured PUBLIC_BASE_URL, never from a forged Host or X-Forwarded-* header', async () => {
+    const forged = { host: 'evil.example', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https', 'x-api-key': pro.apiKey.key };
+    const bytes = randomBytes(16);
+    const upload = await requestUpload(proKey, 'application/octet-stream', bytes.length);
+    expect((await put(upload.uploadUrl, bytes, 'application/octet-stream')).status).toBe(200);
+    const registered = await requestFrom('127.0.0.1', 'POST', `/v1/tasks/${proTask.id}/attachments`, {
+      headers: forged,
+      body: { attachmentId: upload.attachmentId, name: 'host.bin', contentType: 'application/octet-stream', size: bytes.length },
+    });
+    expect(registered.status, registered.text).toBe(201);
+    const listed = await requestFrom('127.0.0.1', 'GET', `/v1/tasks/${proTask.id}/attachments`, { headers: forged });
+    expect(listed.status, listed.text).toBe(200);
+    const urls = [(registered.body as Registered).url, ...(listed.body as ListedAttachment[]).map((attachment) => attachment.url)];
+    for (const url of urls) {
+      expect(url).not.toContain('evil.example');
+      // The local stack sets PUBLIC_BASE_URL to the gateway's own address.
+      expect(url.startsWith(`${stack.gatewayUrl}/v1/attachments/`), url).toBe(true);
+    }
   });
 
   it('MinIO itself refuses a PUT with another Content-Length or Content-Type, and nothing is stored', async () => {

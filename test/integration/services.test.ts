@@ -3,13 +3,13 @@ import { describe, expect, inject, it } from 'vitest';
 const stack = inject('stack');
 
 describe('services', () => {
-  it('the gateway is alive and ready once every backend answers grpc.health.v1', async () => {
+  it('the gateway is alive and ready, and reports each backend answering grpc.health.v1', async () => {
     expect(await (await fetch(`${stack.gatewayUrl}/healthz`)).json()).toEqual({ status: 'ok' });
     const ready = await fetch(`${stack.gatewayUrl}/readyz`);
     expect(ready.status).toBe(200);
     expect(await ready.json()).toEqual({
       status: 'ok',
-      checks: { 'tasks service': 'ok', 'attachments service': 'ok', 'webhooks service': 'ok' },
+      backends: { 'tasks service': 'ok', 'attachments service': 'ok', 'webhooks service': 'ok' },
     });
   });
 

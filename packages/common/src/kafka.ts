@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import kafkajs, { Kafka, logLevel, type Admin, type KafkaConfig, type LogEntry, type SASLOptions } from 'kafkajs';
 import type { Logger } from 'pino';
+import { Gauge, type Registry } from 'prom-client';
+import { withTimeout } from './readiness.js';
 
 export type { Kafka } from 'kafkajs';
 
@@ -32,6 +34,38 @@ export function createKafka(options: { clientId: string; brokers: string[]; logg
         kafkaLogger[pinoLevelOf[level] ?? 'info'](extra, message);
       },
     retry: { initialRetryTime: 300, retries: 8, ...config.retry },
+  });
+}
+
+/**
+ * `kafka_reachable`: 1 when the cluster answered a metadata request (within `timeoutMs`) at the
+ * last scrape, else 0. Kafka is not a readiness check of any service: consumers and producers
+ * reconnect by themselves, and no service's API needs it to answer, so an outage must not take
+ * pods out of their Service (that cascades up to the gateway). This gauge is how its state is
+ * watched instead. One probe at a time: a scrape during a slow probe waits for that one.
+ */
+export function kafkaReachableGauge(registry: Registry, admin: Admin, timeoutMs = 2_000): Gauge {
+  let probe: Promise<boolean> | undefined;
+  const reach = (): Promise<boolean> =>
+    (probe ??= (async () => {
+      try {
+        await admin.connect();
+        await admin.describeCluster();
+        return true;
+      } catch {
+        return false;
+      } finally {
+        probe = undefined;
+      }
+    })());
+  return new Gauge({
+    name: 'kafka_reachable',
+    help: '1 when this process reached the Kafka cluster (metadata request) at the last scrape, else 0.',
+    registers: [registry],
+    async collect() {
+      const reached = await withTimeout(reach(), timeoutMs, 'timed out').catch(() => false);
+      this.set(reached ? 1 : 0);
+    },
   });
 }
 

@@ -1,4 +1,10 @@
-/** A named check of a real dependency (database, broker, object store, peer service). */
+/**
+ * A named check of a real dependency. Readiness means "this pod can serve its own work", not
+ * "every dependency is up": a dependency that every replica shares (a broker, a peer service,
+ * object storage) going down makes every replica unready at once, which in Kubernetes empties the
+ * Service and cascades to its callers. So only what each request needs belongs here (a service's
+ * own database); shared infrastructure is watched by metrics (e.g. `kafka_reachable`).
+ */
 export interface ReadinessCheck {
   name: string;
   check: () => Promise<void>;
@@ -22,6 +28,23 @@ export async function runReadiness(checks: ReadinessCheck[], timeoutMs = 2_000):
     }),
   );
   return { ready: results.every(([, result]) => result === 'ok'), checks: Object.fromEntries(results) };
+}
+
+/**
+ * A check that must pass once (a misconfigured pod — wrong bucket, bad credentials — never becomes
+ * ready, so a bad rollout stops there) and is then always ready: a later outage of that dependency
+ * fails only the requests that need it, instead of taking every replica out at once.
+ */
+export function untilFirstSuccess(check: ReadinessCheck): ReadinessCheck {
+  let passed = false;
+  return {
+    name: check.name,
+    check: async () => {
+      if (passed) return;
+      await check.check();
+      passed = true;
+    },
+  };
 }
 
 export function withTimeout<T>(promise: Promise<T>, timeoutMs: number, message: string): Promise<T> {

@@ -102,7 +102,10 @@ export async function startServices(options: {
     const env: NodeJS.ProcessEnv = {
       ...sharedEnv,
       HOST: '127.0.0.1',
-      ...(name === 'gateway' ? { PORT: String(opsPort) } : { OPS_PORT: String(opsPort), GRPC_PORT: String(grpcPort) }),
+      ...(name === 'gateway'
+        ? // Attachment URLs are built from PUBLIC_BASE_URL, never from a request's Host: here, the replica's own address.
+          { PORT: String(opsPort), PUBLIC_BASE_URL: sharedEnv.PUBLIC_BASE_URL || `http://127.0.0.1:${opsPort}` }
+        : { OPS_PORT: String(opsPort), GRPC_PORT: String(grpcPort) }),
       ...peerTargets(grpcTargets),
       ...extraEnv,
     };

@@ -1,4 +1,4 @@
-import { createLogger, createMetricsRegistry, createPool, exitOnStartupFailure, serveBackend } from '@tws/common';
+import { createLogger, createMetricsRegistry, createPool, exitOnStartupFailure, serveBackend, untilFirstSuccess } from '@tws/common';
 import { connectTasks } from './clients/tasks.js';
 import { loadConfig } from './config.js';
 import { attachmentsService } from './handlers/attachments-service.js';
@@ -41,14 +41,17 @@ try {
     grpcPort: config.GRPC_PORT,
     opsPort: config.OPS_PORT,
     grpc: [attachmentsGrpcService(service, { logger, registry })],
+    // The bucket must be found once (a wrong bucket or credentials never become ready); after that
+    // an S3 outage fails only the calls that touch objects (registration, the sweeper), while lists,
+    // upload and download URLs (signed locally) keep working.
     readiness: [
       { name: 'postgres', check: async () => void (await pool.query('SELECT 1')) },
-      {
+      untilFirstSuccess({
         name: 'object storage',
         check: async () => {
           if (!(await store.bucketExists())) throw new Error(`bucket ${config.S3_BUCKET} is missing`);
         },
-      },
+      }),
     ],
     workers: [{ name: 'sweeper', run: () => sweeper.stop() }],
     resources: [

@@ -12,7 +12,7 @@ import { createWebhooksApi } from './clients/webhooks.js';
 import attachmentContentRoute from './routes/attachments/content.js';
 import type { GatewayConfig } from './config.js';
 import authPlugin from './plugins/auth.js';
-import errorsPlugin from './plugins/errors.js';
+import errorsPlugin, { clientErrorHandler, frameworkErrors } from './plugins/errors.js';
 import openApiPlugin from './plugins/openapi.js';
 import opsPlugin from './plugins/ops.js';
 import rateLimitPlugin from './plugins/rate-limit.js';
@@ -42,6 +42,9 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
     // `Connection: close`, while /readyz already reports shutting down.
     return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: true },
+    // Errors fastify and node raise before routing answer {"error"} too, without echoing the URL.
+    frameworkErrors,
+    clientErrorHandler,
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -55,7 +58,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   await app.register(rateLimitPlugin, { config });
   await app.register(openApiPlugin);
   await app.register(authPlugin, { config, tasks: app.tasksApi });
-  await app.register(opsPlugin, { registry: deps.registry, readiness: deps.backends.readiness });
+  await app.register(opsPlugin, { registry: deps.registry, backends: deps.backends.health });
   await app.register(v1Routes, { prefix: '/v1', publicBaseUrl: config.PUBLIC_BASE_URL });
   // Capability download URLs carry their own unguessable token: outside the authenticated subtree.
   await app.register(attachmentContentRoute, { prefix: '/v1' });

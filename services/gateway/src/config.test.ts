@@ -3,10 +3,12 @@ import { loadConfig } from './config.js';
 import { ed25519Key } from './testing/harness.js';
 
 const pem = ed25519Key().publicKeyPem;
+const required = { PUBLIC_BASE_URL: 'https://api.example.com/' };
 
 test('defaults', () => {
-  const config = loadConfig({});
+  const config = loadConfig(required);
   expect(config).toMatchObject({
+    PUBLIC_BASE_URL: 'https://api.example.com',
     AUTH_API_KEY_CACHE_TTL_MS: 5000,
     AUTH_MEMBERSHIP_CACHE_TTL_MS: 5000,
     AUTH_JWT_ALGORITHMS: ['EdDSA', 'RS256', 'ES256'],
@@ -20,7 +22,7 @@ test('defaults', () => {
 });
 
 test('a PEM squeezed into one line with \\n escapes is restored', () => {
-  const config = loadConfig({ AUTH_JWT_PUBLIC_KEY: pem.replace(/\n/g, '\\n'), AUTH_JWT_ISSUER: 'i', AUTH_JWT_AUDIENCE: 'a, b' });
+  const config = loadConfig({ ...required, AUTH_JWT_PUBLIC_KEY: pem.replace(/\n/g, '\\n'), AUTH_JWT_ISSUER: 'i', AUTH_JWT_AUDIENCE: 'a, b' });
   expect(config.AUTH_JWT_PUBLIC_KEY).toBe(pem.trim());
   expect(config.AUTH_JWT_AUDIENCE).toEqual(['a', 'b']);
 });
@@ -35,6 +37,14 @@ test.each([
   [{ RATE_LIMIT_PER_SECOND: '-1' }, /RATE_LIMIT_PER_SECOND/],
   // The docs once said 0 meant "no limit": the refusal names the variable that does that.
   [{ RATE_LIMIT_BURST: '0' }, /RATE_LIMIT_BURST: must be at least 1 \(to turn the rate limit off, set RATE_LIMIT_PER_SECOND=0\)/],
+  [{ PUBLIC_BASE_URL: 'api.example.com' }, /PUBLIC_BASE_URL: must be an http\(s\) URL/],
+  [{ PUBLIC_BASE_URL: 'ftp://api.example.com' }, /PUBLIC_BASE_URL: must be an http\(s\) URL/],
+  [{ PUBLIC_BASE_URL: 'https://api.example.com/?x=1' }, /PUBLIC_BASE_URL: must be a base URL without query/],
 ])('%j is refused', (env, message) => {
-  expect(() => loadConfig(env)).toThrow(message);
+  expect(() => loadConfig({ ...required, ...env })).toThrow(message);
+});
+
+test('PUBLIC_BASE_URL is required: URLs are never built from the request', () => {
+  expect(() => loadConfig({})).toThrow(/PUBLIC_BASE_URL: is required/);
+  expect(() => loadConfig({ PUBLIC_BASE_URL: ' ' })).toThrow(/PUBLIC_BASE_URL: is required/);
 });

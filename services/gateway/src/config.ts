@@ -75,8 +75,20 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
       ATTACHMENTS_GRPC_TARGET: env.grpcTarget('127.0.0.1:50052'),
       WEBHOOKS_GRPC_TARGET: env.grpcTarget('127.0.0.1:50053'),
       GRPC_DEADLINE_MS: env.durationMs(10_000),
-      /** Public base of permanent attachment URLs (e.g. https://api.example.com); unset: from the request (with TRUST_PROXY behind an ingress). */
-      PUBLIC_BASE_URL: optionalText().pipe(z.url({ protocol: /^https?$/ }).optional()),
+      /**
+       * Public base of the URLs the API hands out (permanent attachment URLs), e.g.
+       * https://api.example.com. Required: never taken from a request's Host or X-Forwarded-* headers,
+       * which any client can forge. The local stack sets it to the gateway's own address.
+       */
+      PUBLIC_BASE_URL: optionalText().pipe(
+        z
+          .url({ protocol: /^https?$/, error: 'must be an http(s) URL such as https://api.example.com' })
+          .refine((value) => {
+            const url = URL.parse(value);
+            return url === null || (url.search === '' && url.hash === '' && url.username === '' && url.password === '');
+          }, 'must be a base URL without query, fragment or credentials')
+          .transform((value) => value.replace(/\/+$/, '')),
+      ),
 
       /** How long a successful API key lookup is reused; a revoked key keeps working at most this long. 0 = no cache. */
       AUTH_API_KEY_CACHE_TTL_MS: env.durationMs(5_000),

@@ -1,4 +1,4 @@
-import { createKafka, createPool, kafkaSecurity, type GrpcServiceRegistration, type Logger, type ReadinessCheck, type ShutdownStep } from '@tws/common';
+import { createKafka, createPool, kafkaReachableGauge, kafkaSecurity, type GrpcServiceRegistration, type Logger, type ReadinessCheck, type ShutdownStep } from '@tws/common';
 import { Partitioners } from 'kafkajs';
 import type { Registry } from 'prom-client';
 import type { WebhooksConfig } from './config.js';
@@ -104,18 +104,15 @@ export function buildWebhooksRuntime(config: WebhooksConfig, logger: Logger, reg
   // In-flight attempts get their full time-out plus time to record and hand off.
   const drainMs = config.WEBHOOK_TIMEOUT_MS + 3_000;
 
+  // Ready = the gRPC API (registration, delivery log, redelivery bookkeeping) can be served, which
+  // needs Postgres only. Kafka is not a readiness dependency: the consumers reconnect by themselves
+  // and catch up, and an unready webhooks pod would leave its Service (then the gateway's webhook
+  // routes, not just deliveries, would fail). Its state is the kafka_reachable gauge.
+  kafkaReachableGauge(registry, admin);
+
   return {
     grpc: [webhooksService({ endpoints, deliveries, vetter, secrets, producer: handoff, metrics, registry, logger })],
-    readiness: [
-      { name: 'postgres', check: async () => void (await pool.query('SELECT 1')) },
-      {
-        name: 'kafka',
-        check: async () => {
-          await admin.connect();
-          await admin.describeCluster();
-        },
-      },
-    ],
+    readiness: [{ name: 'postgres', check: async () => void (await pool.query('SELECT 1')) }],
     async start() {
       await producer.connect();
       await eventsConsumer.start();

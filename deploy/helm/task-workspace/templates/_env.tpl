@@ -22,14 +22,15 @@ Called with (dict "root" $ "component" "<name>"); also used by the migration Job
   value: {{ $values.trustProxy | quote }}
 - name: GRPC_DEADLINE_MS
   value: {{ $values.grpcDeadlineMs | int64 | quote }}
+{{- /* Required by the gateway: URLs it hands out never come from a request's Host header. */}}
 {{- $publicBaseUrl := $values.publicBaseUrl }}
 {{- if and (not $publicBaseUrl) $root.Values.ingress.enabled $root.Values.ingress.hostname }}
 {{- $publicBaseUrl = printf "%s://%s" (ternary "https" "http" $root.Values.ingress.tls) $root.Values.ingress.hostname }}
+{{- else if not $publicBaseUrl }}
+{{- $publicBaseUrl = printf "http://%s.%s.svc.%s:%d" (include "task-workspace.componentName" (dict "root" $root "component" "gateway")) $root.Release.Namespace $root.Values.clusterDomain (int $values.service.port) }}
 {{- end }}
-{{- with $publicBaseUrl }}
 - name: PUBLIC_BASE_URL
-  value: {{ . | quote }}
-{{- end }}
+  value: {{ $publicBaseUrl | quote }}
 - name: RATE_LIMIT_PER_SECOND
   value: {{ $values.rateLimit.perSecond | toString | quote }}
 - name: RATE_LIMIT_BURST

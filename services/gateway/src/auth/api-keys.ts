@@ -35,9 +35,15 @@ export class ApiKeyAuthenticator {
     return this.cache.peek(hash);
   }
 
-  /** Resolves to the principal, or null for an unknown/revoked/malformed key; rejects on backend failure. */
-  async authenticate(key: string, hash: string): Promise<ApiKeyPrincipal | null> {
+  /**
+   * Resolves to the principal, or null for an unknown/revoked/malformed key; rejects on backend
+   * failure. `beforeLookup` runs only when this call is about to start a backend lookup (not for a
+   * malformed key, a remembered success, or a lookup of the same key already in flight, which is
+   * joined); it may throw to refuse the lookup.
+   */
+  async authenticate(key: string, hash: string, beforeLookup: () => void = () => undefined): Promise<ApiKeyPrincipal | null> {
     if (key.length === 0 || key.length > maxKeyLength) return null;
+    if (this.cache.peek(hash) === undefined && !this.cache.isLoading(hash)) beforeLookup();
     try {
       return await this.cache.get(hash, async () => {
         const found = await this.tasks.AuthenticateApiKey({ key });

@@ -29,7 +29,10 @@ export class TokenRejected extends Error {
 }
 
 export interface TokenVerifier {
-  /** `onCacheMiss` runs before a token not verified recently is checked (it may throw to refuse). */
+  /**
+   * `onCacheMiss` runs before a token not verified recently is checked (it may throw to refuse);
+   * not when the same token's check is already in flight, which is joined.
+   */
   verify(token: string, onCacheMiss?: () => void): Promise<VerifiedToken>;
 }
 
@@ -109,13 +112,21 @@ export async function createTokenVerifier(config: GatewayConfig): Promise<TokenV
     }
   }
 
+  // Concurrent requests with the same token share one verification (and one onCacheMiss).
+  const inflight = new Map<string, Promise<VerifiedToken & { expiresAtMs: number }>>();
+
   return {
     async verify(token: string, onCacheMiss?: () => void): Promise<VerifiedToken> {
       const cacheKey = createHash('sha256').update(token).digest('base64url');
       const hit = verified.peek(cacheKey);
       if (hit !== undefined && hit.expiresAtMs > Date.now()) return hit;
-      onCacheMiss?.();
-      const result = await verifyUncached(token);
+      let pending = inflight.get(cacheKey);
+      if (!pending) {
+        onCacheMiss?.();
+        pending = verifyUncached(token).finally(() => inflight.delete(cacheKey));
+        inflight.set(cacheKey, pending);
+      }
+      const result = await pending;
       const remaining = result.expiresAtMs - Date.now();
       if (remaining > 1_000) verified.set(cacheKey, result, Math.min(remaining, 60_000));
       return result;

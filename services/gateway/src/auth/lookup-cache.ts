@@ -18,6 +18,11 @@ export class LookupCache<V extends object> {
     return this.cache?.get(key);
   }
 
+  /** True while a lookup of `key` is in flight (a `get` now would join it instead of loading). */
+  isLoading(key: string): boolean {
+    return this.inflight.has(key);
+  }
+
   get(key: string, load: () => Promise<V>): Promise<V> | V {
     const hit = this.cache?.get(key);
     if (hit !== undefined) return hit;

@@ -14,7 +14,8 @@ export interface Backends {
   tasks: TasksServiceClient;
   attachments: AttachmentsServiceClient;
   webhooks: WebhooksServiceClient;
-  readiness: ReadinessCheck[];
+  /** grpc.health.v1 check of each backend (reported by /readyz, not required by it). */
+  health: ReadinessCheck[];
   close(): void;
 }
 
@@ -41,7 +42,7 @@ export function connectBackends(config: GatewayConfig, registry: Registry): Back
     tasks,
     attachments,
     webhooks,
-    readiness: healthCheckers.map(({ name, checker }) => ({ name: `${name} service`, check: () => checker.check() })),
+    health: healthCheckers.map(({ name, checker }) => ({ name: `${name} service`, check: () => checker.check() })),
     close() {
       tasks.close();
       attachments.close();

@@ -282,6 +282,41 @@ describe('failed authentications per IP', () => {
   });
 });
 
+describe('failed authentications per IP, under concurrency', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startGateway({ AUTH_FAILURES_PER_MINUTE: '5' });
+    fakeCredentials(h.fake);
+    h.fake.handlers.set('GetWorkspace', () => workspaceJson);
+  });
+  afterAll(async () => h.close());
+
+  const from = (remoteAddress: string, headers: Record<string, string>) =>
+    h.app.inject({ method: 'GET', url: '/v1/workspace', headers, remoteAddress });
+  const statusCounts = (responses: Array<{ statusCode: number }>) =>
+    responses.reduce<Record<number, number>>((counts, r) => ({ ...counts, [r.statusCode]: (counts[r.statusCode] ?? 0) + 1 }), {});
+
+  test('200 concurrent guesses: at most the limit of lookups reach the tasks service, the rest 429', async () => {
+    const before = h.fake.callsOf('AuthenticateApiKey').length;
+    const responses = await Promise.all(Array.from({ length: 200 }, (_, n) => from('10.9.0.1', { 'x-api-key': `tws_guess_${n}` })));
+    expect(h.fake.callsOf('AuthenticateApiKey').length - before).toBeLessThanOrEqual(5);
+    expect(statusCounts(responses)).toEqual({ 401: 5, 429: 195 });
+    const tokens = await Promise.all(Array.from({ length: 50 }, (_, n) => signToken(ed25519Key(), { sub: `user-${n}`, scope: 'read' })));
+    const bearer = await Promise.all(tokens.map((token) => from('10.9.0.2', { authorization: `Bearer ${token}`, 'x-workspace-id': ids.workspace })));
+    expect(statusCounts(bearer)).toEqual({ 401: 5, 429: 45 });
+  });
+
+  test('a burst of one valid key or token not seen before shares one check: nothing is refused', async () => {
+    const before = h.fake.callsOf('AuthenticateApiKey').length;
+    const keyed = await Promise.all(Array.from({ length: 50 }, () => from('10.9.0.3', { 'x-api-key': validApiKey })));
+    expect(statusCounts(keyed)).toEqual({ 200: 50 });
+    expect(h.fake.callsOf('AuthenticateApiKey').length - before).toBeLessThanOrEqual(1);
+    const token = await signToken(h.key, { sub: ids.user, scope: 'read' });
+    const bearer = await Promise.all(Array.from({ length: 50 }, () => from('10.9.0.3', { authorization: `Bearer ${token}`, 'x-workspace-id': ids.workspace })));
+    expect(statusCounts(bearer)).toEqual({ 200: 50 });
+  });
+});
+
 describe('JWKS', () => {
   const signing = ed25519Key();
   let jwks: Server;

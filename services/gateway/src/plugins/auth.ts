@@ -60,7 +60,8 @@ const bearerPattern = /^Bearer +([A-Za-z0-9\-_.~+/]+=*) *$/i;
  * - Nothing, a bad key or a bad token → 401. Bearer tokens are refused (401) when no key source
  *   (AUTH_JWT_JWKS_URL / AUTH_JWT_PUBLIC_KEY) is configured.
  * Failed key/token checks are counted per client IP (AUTH_FAILURES_PER_MINUTE); over the limit the
- * IP gets 429 for every credential that is not already known valid. Once authenticated, each request
+ * IP gets 429 for every credential that is not already known valid. Each lookup reserves its token
+ * before it starts, so concurrency cannot exceed the limit either. Once authenticated, each request
  * takes a token from the caller's bucket (API key hash, or user + workspace).
  */
 async function authPlugin(app: FastifyInstance, options: AuthOptions): Promise<void> {
@@ -78,15 +79,38 @@ async function authPlugin(app: FastifyInstance, options: AuthOptions): Promise<v
     },
   });
 
-  /** 429 when this IP already failed too often; checked before any credential lookup. */
+  /** 429 when this IP already failed too often; checked before any credential check. */
   function guardFailures(request: FastifyRequest): void {
     const wait = limits.authFailures.waitSeconds(ipKey(request));
     if (wait > 0) throw tooManyRequests(wait, 'too many failed authentication attempts, retry later');
   }
 
-  function failed(request: FastifyRequest, error: HttpError): HttpError {
-    limits.authFailures.take(ipKey(request));
-    return error;
+  /**
+   * One request's claim on its IP's failed-authentication budget. A check that calls out (an API key
+   * lookup in the tasks service, a token not verified recently) first reserves a token, so
+   * concurrent checks can never outnumber the budget (checking the bucket before and charging it
+   * after let 1,000 concurrent guesses through); a success, or a backend failure, gives the token
+   * back. A request that joined a lookup of the same credential already in flight reserved
+   * nothing, and pays one token if the credential is refused.
+   */
+  function failureBudget(request: FastifyRequest): { reserve(): void; release(): void; charge(): void } {
+    const key = ipKey(request);
+    let reserved = false;
+    return {
+      reserve() {
+        const wait = limits.authFailures.take(key);
+        if (wait > 0) throw tooManyRequests(wait, 'too many failed authentication attempts, retry later');
+        reserved = true;
+      },
+      release() {
+        if (reserved) limits.authFailures.refund(key);
+        reserved = false;
+      },
+      charge() {
+        if (!reserved) limits.authFailures.take(key);
+        reserved = false;
+      },
+    };
   }
 
   async function identify(request: FastifyRequest): Promise<{ principal: Principal; bucket: string }> {
@@ -96,8 +120,18 @@ async function authPlugin(app: FastifyInstance, options: AuthOptions): Promise<v
       let principal: Principal | null | undefined = apiKeys.cached(hash);
       if (!principal) {
         guardFailures(request);
-        principal = await apiKeys.authenticate(apiKey, hash);
-        if (!principal) throw failed(request, unauthorized('invalid API key'));
+        const budget = failureBudget(request);
+        try {
+          principal = await apiKeys.authenticate(apiKey, hash, () => budget.reserve());
+        } catch (error) {
+          budget.release();
+          throw error;
+        }
+        if (!principal) {
+          budget.charge();
+          throw unauthorized('invalid API key');
+        }
+        budget.release();
       }
       return { principal, bucket: `k:${hash}` };
     }
@@ -110,18 +144,22 @@ async function authPlugin(app: FastifyInstance, options: AuthOptions): Promise<v
     if (token === undefined) throw unauthorized('Authorization header must be "Bearer <token>"');
     if (!verifier) throw unauthorized('Bearer tokens are not accepted by this server', true);
     let verified;
+    const budget = failureBudget(request);
     try {
-      verified = await verifier.verify(token, () => guardFailures(request));
+      verified = await verifier.verify(token, () => budget.reserve());
     } catch (error) {
+      if (error instanceof TokenRejected && !error.unavailable) {
+        budget.charge();
+        throw unauthorized(error.message, true);
+      }
+      budget.release();
       if (error instanceof TokenRejected) {
-        if (error.unavailable) {
-          request.log.error({ err: error }, 'token signing keys unavailable');
-          throw new HttpError(503, 'service temporarily unavailable');
-        }
-        throw failed(request, unauthorized(error.message, true));
+        request.log.error({ err: error }, 'token signing keys unavailable');
+        throw new HttpError(503, 'service temporarily unavailable');
       }
       throw error;
     }
+    budget.release();
     const workspaceId = singleHeader(request, 'x-workspace-id')?.trim();
     if (!workspaceId) throw new HttpError(400, 'X-Workspace-Id header is required with a Bearer token');
     if (!(await memberships.isMember(workspaceId, verified.userId))) {

@@ -74,6 +74,22 @@ describe('framework errors', () => {
   });
 });
 
+describe('errors raised before routing', () => {
+  const token = 'download-token-never-echoed';
+  test.each([
+    ['a path parameter over 100 characters → 414', `/v1/tasks/${'a'.repeat(101)}`, 414, 'URL path segment is too long'],
+    ['the same on the download route → 414', `/v1/attachments/${'a'.repeat(101)}/content?token=${token}`, 414, 'URL path segment is too long'],
+    ['a bad percent-encoding → 400', `/v1/attachments/%zz/content?token=${token}`, 400, 'malformed URL: invalid percent-encoding'],
+  ])('%s, exactly {"error"}, nothing echoed', async (_label, url, status, message) => {
+    for (const options of [key, {}]) {
+      const response = await call(h.app, 'GET', url, options);
+      expectError(response, status, message);
+      expect(response.text).not.toContain(token);
+      expect(response.text).not.toContain('aaaa');
+    }
+  });
+});
+
 describe('validation messages name the field', () => {
   test.each([
     [{}, 'body.name: Required'],

@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
@@ -124,24 +126,64 @@ async function errorsPlugin(app: FastifyInstance): Promise<void> {
       return reply.code(500).send({ error: 'internal server error' });
     }
     // Fastify's own client errors: malformed JSON, unsupported media type, body too large, …
-    return reply.code(statusCode).send({ error: clientErrorMessage(error) });
+    return reply.code(statusCode).send({ error: clientErrorMessage(error, statusCode) });
   });
 }
 
-function clientErrorMessage(error: FastifyError): string {
-  switch (error.code) {
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return unsupportedMediaType().message;
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return 'request body is too large';
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return 'request body is empty but content-type is application/json';
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return 'request body is not valid JSON';
-    default:
-      return error.message.replace(/^FST_[A-Z_]+:\s*/, '') || 'bad request';
+/**
+ * Messages of the client errors fastify raises itself. Its own messages can echo the URL (with a
+ * download token in it) or a header, so every FST_* error gets a fixed message here or a generic
+ * one from its status.
+ */
+const frameworkMessages: Record<string, string> = {
+  FST_ERR_BAD_URL: 'malformed URL: invalid percent-encoding',
+  FST_ERR_MAX_PARAM_LENGTH: 'URL path segment is too long',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: unsupportedMediaType().message,
+  FST_ERR_CTP_BODY_TOO_LARGE: 'request body is too large',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'request body is empty but content-type is application/json',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'request body is not valid JSON',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'request body is not valid JSON',
+};
+
+function clientErrorMessage(error: FastifyError, statusCode: number): string {
+  const known = frameworkMessages[error.code];
+  if (known) return known;
+  return (STATUS_CODES[statusCode] ?? 'bad request').toLowerCase();
+}
+
+/**
+ * fastify's `frameworkErrors`: errors raised before routing (a path parameter over
+ * `maxParamLength` → 414, a bad percent-encoding → 400, a failing async constraint → 500), which
+ * never reach the error handler. Same shape as every other error.
+ */
+export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const statusCode = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+  if (statusCode >= 500) request.log.error({ err: error }, 'framework error before routing');
+  void reply
+    .code(statusCode)
+    .type('application/json; charset=utf-8')
+    .send({ error: statusCode >= 500 ? 'internal server error' : clientErrorMessage(error, statusCode) });
+}
+
+/**
+ * The HTTP server's `clientError`: a request node's parser refused (malformed request line or
+ * header, headers over the size limit, a request that took too long to arrive). Answered on the raw
+ * socket, which is then closed, with `{"error"}` instead of fastify's framework fields.
+ */
+export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  let statusCode = 400;
+  let message = 'malformed HTTP request';
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') [statusCode, message] = [408, 'request timed out'];
+  else if (error.code === 'HPE_HEADER_OVERFLOW') [statusCode, message] = [431, 'request headers are too large'];
+  const body = JSON.stringify({ error: message });
+  if (socket.writable) {
+    socket.end(
+      `HTTP/1.1 ${statusCode} ${STATUS_CODES[statusCode]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
   }
+  socket.destroySoon();
 }
 
 export default fp(errorsPlugin, { name: 'errors' });

@@ -16,7 +16,7 @@ over the limit the answer is 429 with \`Retry-After\` (seconds).`;
 /** The parts of the generated document `finish` touches. */
 interface OpenApiParts {
   components?: { schemas?: Record<string, unknown> } & Record<string, unknown>;
-  paths?: Record<string, Record<string, { responses?: Record<string, { headers?: unknown }> } | undefined> | undefined>;
+  paths?: Record<string, Record<string, { responses?: Record<string, { headers?: unknown; description?: string; content?: unknown }> } | undefined> | undefined>;
 }
 
 const retryAfter = {
@@ -35,9 +35,24 @@ function collectRefs(value: unknown, into: Set<string>): void {
   }
 }
 
+const errorResponse = (description: string) => ({
+  description,
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+});
+
+/**
+ * Answers of the router itself, before a route runs, on every path with a parameter (fastify's
+ * `maxParamLength` is 100; `frameworkErrors` in plugins/errors.ts gives them the usual body).
+ */
+const pathParameterErrors = {
+  '400': errorResponse('Malformed URL: a path parameter with an invalid percent-encoding'),
+  '414': errorResponse('A path parameter is over 100 characters'),
+};
+
 /**
  * Final touches: the zod transform emits an input and an output copy of every registered schema;
- * only the referenced ones are kept. 429 answers document their Retry-After header.
+ * only the referenced ones are kept. 429 answers document their Retry-After header; paths with
+ * parameters document the router's 400 and 414.
  */
 function finish<Document extends object>(generated: Document): Document {
   const document = generated as OpenApiParts;
@@ -50,10 +65,11 @@ function finish<Document extends object>(generated: Document): Document {
     grown = used.size > before;
   }
   for (const name of Object.keys(schemas)) if (!used.has(name)) delete schemas[name];
-  for (const pathItem of Object.values(document.paths ?? {})) {
+  for (const [path, pathItem] of Object.entries(document.paths ?? {})) {
     for (const operation of Object.values(pathItem ?? {})) {
       const tooMany = operation?.responses?.['429'];
       if (tooMany) tooMany.headers = retryAfter;
+      if (operation?.responses && path.includes('{')) operation.responses = { ...pathParameterErrors, ...operation.responses };
     }
   }
   return { ...generated, components: { ...document.components, schemas } };

@@ -12,7 +12,8 @@ declare module 'fastify' {
 
 export interface OpsOptions {
   registry: Registry;
-  readiness: ReadinessCheck[];
+  /** grpc.health.v1 checks of the backends: reported by /readyz, never a reason to be unready. */
+  backends: ReadinessCheck[];
 }
 
 /** /healthz, /readyz, /metrics and the HTTP RED histogram for every route. */
@@ -37,10 +38,15 @@ async function opsPlugin(app: FastifyInstance, options: OpsOptions): Promise<voi
 
   const hidden = { schema: { hide: true } };
   app.get('/healthz', hidden, async () => ({ status: 'ok' }));
+  // Ready = this replica can serve its own work, which needs no dependency: a request for a backend
+  // that is down answers 503 {"error"} by itself, every other route keeps working. Requiring the
+  // backends here would cascade (in Kubernetes a backend whose pods all left its Service, e.g. the
+  // webhooks service once waiting on Kafka, would take every gateway pod out and the whole API
+  // down). Their state is reported alongside, for operators. Only shutting down makes it red.
   app.get('/readyz', hidden, async (_request, reply) => {
     if (shuttingDown) return reply.code(503).send({ status: 'shutting down' });
-    const report = await runReadiness(options.readiness);
-    return reply.code(report.ready ? 200 : 503).send({ status: report.ready ? 'ok' : 'unavailable', checks: report.checks });
+    const report = await runReadiness(options.backends);
+    return reply.code(200).send({ status: 'ok', backends: report.checks });
   });
   app.get('/metrics', hidden, async (_request, reply) =>
     reply.type(options.registry.contentType).send(await options.registry.metrics()),

@@ -33,6 +33,17 @@ describe('KeyedTokenBuckets', () => {
     expect(buckets.waitSeconds('k')).toBe(1);
   });
 
+  test('refund gives a token back, never beyond the burst', () => {
+    const buckets = new KeyedTokenBuckets(0.01, 2);
+    expect([buckets.take('k'), buckets.take('k')]).toEqual([0, 0]);
+    expect(buckets.take('k')).toBeGreaterThan(0);
+    buckets.refund('k');
+    expect(buckets.take('k')).toBe(0);
+    for (let i = 0; i < 5; i += 1) buckets.refund('k');
+    expect([buckets.take('k'), buckets.take('k')]).toEqual([0, 0]);
+    expect(buckets.take('k')).toBeGreaterThan(0);
+  });
+
   test('rate 0 disables the limit', () => {
     const buckets = new KeyedTokenBuckets(0, 1);
     expect(buckets.enabled).toBe(false);

@@ -47,6 +47,14 @@ export class KeyedTokenBuckets {
     return Math.max(1, Math.ceil(bucket.getWaitTime(1) / 1000));
   }
 
+  /** Gives back a token taken earlier (a reservation that turned out not to count), up to the burst. */
+  refund(key: string): void {
+    const bucket = this.buckets?.get(key);
+    if (!bucket) return;
+    bucket.drip();
+    bucket.content = Math.min(this.burst, bucket.content + 1);
+  }
+
   /** Without taking anything: 0 when a token is available, otherwise the seconds to wait. */
   waitSeconds(key: string): number {
     const bucket = this.buckets?.get(key);

@@ -134,6 +134,7 @@ export async function startGateway(
   const key = ed25519Key();
   const config = loadConfig({
     LOG_LEVEL: 'silent',
+    PUBLIC_BASE_URL: 'https://api.example.test',
     TASKS_GRPC_TARGET: `127.0.0.1:${fake.port}`,
     AUTH_JWT_PUBLIC_KEY: key.publicKeyPem,
     AUTH_JWT_ISSUER: jwtIssuer,

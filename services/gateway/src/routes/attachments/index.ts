@@ -77,7 +77,7 @@ const attachmentRoutes: FastifyPluginAsyncZod<AttachmentRoutesOptions> = async (
         sizeBytes: size,
       });
       if (!attachment) throw new Error('RegisterAttachment answered without an attachment');
-      return reply.code(201).send({ id: attachment.id, url: downloadUrl(publicBase(request, options), attachment) });
+      return reply.code(201).send({ id: attachment.id, url: downloadUrl(publicBase(options), attachment) });
     },
   );
 
@@ -98,7 +98,7 @@ const attachmentRoutes: FastifyPluginAsyncZod<AttachmentRoutesOptions> = async (
         workspaceId: request.principal.workspaceId,
         taskId: request.params.id,
       });
-      const base = publicBase(request, options);
+      const base = publicBase(options);
       return attachments.map((attachment) => toAttachment(attachment, base));
     },
   );

@@ -1,4 +1,3 @@
-import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Attachment__Output } from '@tws/proto-types/generated/attachments/v1/Attachment';
 import { BodyId, Timestamp } from '../../schemas/common.js';
@@ -7,17 +6,15 @@ import { BodyId, Timestamp } from '../../schemas/common.js';
 export interface AttachmentRoutesOptions {
   /**
    * Public base URL of the API (gateway `PUBLIC_BASE_URL`, e.g. `https://api.example.com`), used in
-   * the permanent download URLs. Unset: built from the request (`protocol://host`; behind an ingress
-   * set TRUST_PROXY so X-Forwarded-Proto/-Host are used).
+   * the permanent download URLs. Required: a URL the API hands out is never built from a request's
+   * `Host` or `X-Forwarded-*` headers, which any client can forge.
    */
-  publicBaseUrl?: string | undefined;
+  publicBaseUrl: string;
 }
 
 /** Base of the API's absolute URLs, without a trailing slash. */
-export function publicBase(request: FastifyRequest, options: AttachmentRoutesOptions): string {
-  const configured = options.publicBaseUrl?.trim();
-  if (configured) return configured.replace(/\/+$/, '');
-  return `${request.protocol}://${request.host}`;
+export function publicBase(options: AttachmentRoutesOptions): string {
+  return options.publicBaseUrl.replace(/\/+$/, '');
 }
 
 /**
