@@ -1,0 +1,47 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { EndpointPace } from './endpoint-pace.js';
+
+describe('EndpointPace', () => {
+  afterEach(() => vi.useRealTimers());
+  const pace = () => new EndpointPace({ concurrency: 4, queueLimit: 100, maxQueueWaitMs: 2_000 });
+
+  it('lets a fast endpoint queue up to the limit', () => {
+    vi.useFakeTimers();
+    const endpoints = pace();
+    for (let index = 0; index < 10; index++) {
+      const done = endpoints.started('fast');
+      vi.advanceTimersByTime(10);
+      done();
+    }
+    for (let index = 0; index < 50; index++) endpoints.enter('fast');
+    // 10 ms per attempt, 4 at a time: 2 s of queue is far beyond the limit.
+    expect(endpoints.capacity('fast')).toBe(100);
+    expect(endpoints.room('fast')).toBe(50);
+  });
+
+  it('holds about its concurrency for a hanging endpoint, before any attempt ended', () => {
+    vi.useFakeTimers();
+    const endpoints = pace();
+    for (let index = 0; index < 4; index++) {
+      endpoints.enter('hanging');
+      endpoints.started('hanging');
+    }
+    expect(endpoints.capacity('hanging')).toBe(100); // nothing known yet
+    vi.advanceTimersByTime(5_000);
+    expect(endpoints.capacity('hanging')).toBe(4);
+    expect(endpoints.room('hanging')).toBe(0);
+  });
+
+  it('learns a slow pace from ended attempts', () => {
+    vi.useFakeTimers();
+    const endpoints = pace();
+    const done = endpoints.started('slow');
+    vi.advanceTimersByTime(1_000);
+    done();
+    for (let index = 0; index < 4; index++) endpoints.enter('slow');
+    // 1 s per attempt, 4 at a time: 2 s of queue = 8 more.
+    expect(endpoints.capacity('slow')).toBe(12);
+    endpoints.leave('slow');
+    expect(endpoints.capacity('slow')).toBe(100); // below its concurrency nothing waits
+  });
+});
