@@ -9,12 +9,15 @@ describe('EndpointPace', () => {
     vi.useFakeTimers();
     const endpoints = pace();
     for (let index = 0; index < 10; index++) {
-      const done = endpoints.started('fast');
+      const ticket = endpoints.enter('fast');
+      const ended = endpoints.started(ticket);
       vi.advanceTimersByTime(10);
-      done();
+      ended();
+      endpoints.leave(ticket);
     }
     for (let index = 0; index < 50; index++) endpoints.enter('fast');
     // 10 ms per attempt, 4 at a time: 2 s of queue is far beyond the limit.
+    expect(endpoints.load('fast')).toBe(50);
     expect(endpoints.capacity('fast')).toBe(100);
     expect(endpoints.room('fast')).toBe(50);
   });
@@ -22,10 +25,7 @@ describe('EndpointPace', () => {
   it('holds about its concurrency for a hanging endpoint, before any attempt ended', () => {
     vi.useFakeTimers();
     const endpoints = pace();
-    for (let index = 0; index < 4; index++) {
-      endpoints.enter('hanging');
-      endpoints.started('hanging');
-    }
+    for (let index = 0; index < 4; index++) endpoints.started(endpoints.enter('hanging'));
     expect(endpoints.capacity('hanging')).toBe(100); // nothing known yet
     vi.advanceTimersByTime(5_000);
     expect(endpoints.capacity('hanging')).toBe(4);
@@ -35,13 +35,24 @@ describe('EndpointPace', () => {
   it('learns a slow pace from ended attempts', () => {
     vi.useFakeTimers();
     const endpoints = pace();
-    const done = endpoints.started('slow');
+    const first = endpoints.enter('slow');
+    const ended = endpoints.started(first);
     vi.advanceTimersByTime(1_000);
-    done();
-    for (let index = 0; index < 4; index++) endpoints.enter('slow');
+    ended();
+    endpoints.leave(first);
+    const tickets = Array.from({ length: 4 }, () => endpoints.enter('slow'));
     // 1 s per attempt, 4 at a time: 2 s of queue = 8 more.
     expect(endpoints.capacity('slow')).toBe(12);
-    endpoints.leave('slow');
+    endpoints.leave(tickets[0]!);
     expect(endpoints.capacity('slow')).toBe(100); // below its concurrency nothing waits
+  });
+
+  it('takes nothing more once its oldest waiting delivery waited too long (starved by its workspace)', () => {
+    vi.useFakeTimers();
+    const endpoints = pace();
+    for (let index = 0; index < 6; index++) endpoints.enter('starved');
+    expect(endpoints.room('starved')).toBe(94);
+    vi.advanceTimersByTime(2_001);
+    expect(endpoints.room('starved')).toBe(0);
   });
 });

@@ -7,11 +7,20 @@ export interface PaceOptions {
   maxQueueWaitMs: number;
 }
 
+/** One delivery an endpoint holds: waiting for its turn, then running. */
+export interface PaceTicket {
+  readonly endpointId: string;
+  readonly enteredAt: number;
+  startedAt?: number;
+}
+
 interface EndpointState {
-  /** Deliveries between the decision to attempt and the end of settling. */
-  load: number;
-  /** Start times of the requests in flight (at most `concurrency`). */
-  running: Set<{ startedAt: number }>;
+  /** Tickets not started yet, oldest first (a Set keeps insertion order). */
+  waiting: Set<PaceTicket>;
+  /** Tickets whose request is in flight (at most `concurrency`). */
+  running: Set<PaceTicket>;
+  /** Tickets started and not left yet (being logged and handed off). */
+  settling: number;
   /** Smoothed attempt duration (ms); undefined until one ended. */
   averageMs: number | undefined;
 }
@@ -19,12 +28,14 @@ interface EndpointState {
 const maxRemembered = 10_000;
 
 /**
- * How much work an endpoint may hold in this replica: its concurrency, plus a queue as long as it
- * drains within `maxQueueWaitMs` at its pace (the smoothed duration of its attempts, or the age of
- * its oldest request in flight if longer: a hanging endpoint shows as slow before any attempt ends),
- * never more than `queueLimit`. A fast endpoint absorbs a burst; a hanging one holds about its
- * concurrency, and the rest of its work is parked. O(1) per attempt; the age check reads at most
- * `concurrency` entries and only when the endpoint is at its concurrency.
+ * How much work an endpoint may hold in this replica: its concurrency, plus a queue it drains
+ * within `maxQueueWaitMs` at its pace (the smoothed duration of its attempts, or the age of its
+ * oldest request in flight if longer: a hanging endpoint shows as slow before any attempt ends),
+ * never more than `queueLimit`; and nothing more while its oldest waiting delivery has waited longer
+ * than `maxQueueWaitMs` (an endpoint starved by its workspace's share). A fast endpoint absorbs a
+ * burst; a hanging one holds about its concurrency, and the rest of its work is parked. O(1) per
+ * delivery; the age check reads at most `concurrency` entries, only when the endpoint is at its
+ * concurrency.
  */
 export class EndpointPace {
   private readonly endpoints = new Map<string, EndpointState>();
@@ -32,16 +43,19 @@ export class EndpointPace {
   constructor(private readonly options: PaceOptions) {}
 
   load(endpointId: string): number {
-    return this.endpoints.get(endpointId)?.load ?? 0;
+    const state = this.endpoints.get(endpointId);
+    return state ? state.waiting.size + state.running.size + state.settling : 0;
   }
 
   /** Deliveries the endpoint may hold here now. */
   capacity(endpointId: string, now = Date.now()): number {
     const { concurrency, queueLimit, maxQueueWaitMs } = this.options;
     const state = this.endpoints.get(endpointId);
-    if (!state || state.load < concurrency) return queueLimit;
+    if (!state || this.load(endpointId) < concurrency) return queueLimit;
+    const oldestWaiting = state.waiting.values().next().value;
+    if (oldestWaiting && now - oldestWaiting.enteredAt > maxQueueWaitMs) return 0;
     let paceMs = state.averageMs ?? 0;
-    for (const request of state.running) paceMs = Math.max(paceMs, now - request.startedAt);
+    for (const ticket of state.running) paceMs = Math.max(paceMs, now - (ticket.startedAt ?? now));
     if (paceMs <= 0) return queueLimit;
     // A queued delivery waits about (its place / concurrency) attempts' durations.
     return Math.min(queueLimit, concurrency * (1 + Math.floor(maxQueueWaitMs / paceMs)));
@@ -52,38 +66,45 @@ export class EndpointPace {
     return Math.max(0, this.capacity(endpointId) - this.load(endpointId));
   }
 
-  enter(endpointId: string): void {
-    this.stateOf(endpointId).load += 1;
+  /** The endpoint takes one more delivery (waiting for its turn). */
+  enter(endpointId: string): PaceTicket {
+    const ticket: PaceTicket = { endpointId, enteredAt: Date.now() };
+    this.stateOf(endpointId).waiting.add(ticket);
+    return ticket;
   }
 
-  leave(endpointId: string): void {
-    const state = this.endpoints.get(endpointId);
-    if (state) state.load = Math.max(0, state.load - 1);
-  }
-
-  /** Marks a request start; call the returned function when it ended. */
-  started(endpointId: string): () => void {
-    const state = this.stateOf(endpointId);
-    const request = { startedAt: Date.now() };
-    state.running.add(request);
+  /** Its request starts; call the returned function when it ended. */
+  started(ticket: PaceTicket): () => void {
+    const state = this.stateOf(ticket.endpointId);
+    state.waiting.delete(ticket);
+    ticket.startedAt = Date.now();
+    state.running.add(ticket);
     return () => {
-      state.running.delete(request);
-      const durationMs = Date.now() - request.startedAt;
+      if (!state.running.delete(ticket)) return;
+      state.settling += 1;
+      const durationMs = Date.now() - (ticket.startedAt ?? Date.now());
       state.averageMs = state.averageMs === undefined ? durationMs : state.averageMs * 0.8 + durationMs * 0.2;
     };
+  }
+
+  /** The delivery is settled (or was never attempted). */
+  leave(ticket: PaceTicket): void {
+    const state = this.endpoints.get(ticket.endpointId);
+    if (!state) return;
+    if (!state.waiting.delete(ticket) && !state.running.delete(ticket)) state.settling = Math.max(0, state.settling - 1);
   }
 
   private stateOf(endpointId: string): EndpointState {
     let state = this.endpoints.get(endpointId);
     if (!state) {
       if (this.endpoints.size >= maxRemembered) this.forgetIdle();
-      state = { load: 0, running: new Set(), averageMs: undefined };
+      state = { waiting: new Set(), running: new Set(), settling: 0, averageMs: undefined };
       this.endpoints.set(endpointId, state);
     }
     return state;
   }
 
   private forgetIdle(): void {
-    for (const [endpointId, state] of this.endpoints) if (state.load === 0) this.endpoints.delete(endpointId);
+    for (const [endpointId] of this.endpoints) if (this.load(endpointId) === 0) this.endpoints.delete(endpointId);
   }
 }

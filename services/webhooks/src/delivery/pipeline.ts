@@ -7,7 +7,7 @@ import type { HandoffProducer } from './handoff-producer.js';
 import { scheduleHeaders, type SourceRef } from '../consumer/messages.js';
 import { deadLetterTopic, maxAttempts, nextStep, type NextStep } from '../retry/schedule.js';
 import type { SecretBox } from '../signing/secret-box.js';
-import { EndpointPace } from './endpoint-pace.js';
+import { EndpointPace, type PaceTicket } from './endpoint-pace.js';
 import { KeyedSerializer, MicroBatcher, retryUntilDone, Semaphore } from '../util/concurrency.js';
 
 export interface PipelineOptions {
@@ -172,11 +172,11 @@ export class DeliveryPipeline {
   }
 
   private async attempt(work: DeliveryWork, attempt: number, context: AttemptContext): Promise<void> {
-    this.pace.enter(work.endpointId);
+    const ticket = this.pace.enter(work.endpointId);
     try {
       // Order holds for the requests only: the next event's attempt goes out once this one's response
       // is in, while this one is still being logged and handed off.
-      const send = () => this.sendLimited(work);
+      const send = () => this.sendLimited(work, ticket);
       const result = await (context.ordered ? this.order.run(`${work.endpointId}/${work.taskId}`, send) : send());
       if (result === undefined) {
         // The endpoint was deleted while this waited: no request; its deliveries are cancelled.
@@ -186,7 +186,7 @@ export class DeliveryPipeline {
       }
       await this.settle(work, attempt, context, result);
     } finally {
-      this.pace.leave(work.endpointId);
+      this.pace.leave(ticket);
     }
   }
 
@@ -209,7 +209,7 @@ export class DeliveryPipeline {
   }
 
   /** The attempt under the endpoint's, the workspace's and the global limit; undefined if the endpoint is deleted by then. */
-  private async sendLimited(work: DeliveryWork): Promise<AttemptResult | undefined> {
+  private async sendLimited(work: DeliveryWork, ticket: PaceTicket): Promise<AttemptResult | undefined> {
     const endpointLimit = this.endpointLimit(work.endpointId);
     const result = await endpointLimit.run(async () => {
       // Looked up when entered (not before waiting for the endpoint): an idle semaphore is dropped from the map.
@@ -219,7 +219,7 @@ export class DeliveryPipeline {
           this.global.run(async () => {
             // Checked as the attempt starts: a DELETE on any replica stops attempts still queued here.
             if (this.options.isDeleted(work.endpointId)) return undefined;
-            const ended = this.pace.started(work.endpointId);
+            const ended = this.pace.started(ticket);
             try {
               return await this.send(work);
             } finally {
