@@ -22,13 +22,15 @@ describe('EndpointPace', () => {
     expect(endpoints.room('fast')).toBe(50);
   });
 
-  it('holds about its concurrency for a hanging endpoint, before any attempt ended', () => {
+  it('holds no more than it has in flight for a hanging endpoint, before any attempt ended', () => {
     vi.useFakeTimers();
     const endpoints = pace();
     for (let index = 0; index < 4; index++) endpoints.started(endpoints.enter('hanging'));
     expect(endpoints.capacity('hanging')).toBe(100); // nothing known yet
-    vi.advanceTimersByTime(5_000);
-    expect(endpoints.capacity('hanging')).toBe(4);
+    vi.advanceTimersByTime(1_000);
+    expect(endpoints.capacity('hanging')).toBe(8); // 4 per second: 2 s worth
+    vi.advanceTimersByTime(4_000);
+    expect(endpoints.capacity('hanging')).toBe(1);
     expect(endpoints.room('hanging')).toBe(0);
   });
 
@@ -41,8 +43,8 @@ describe('EndpointPace', () => {
     ended();
     endpoints.leave(first);
     const tickets = Array.from({ length: 4 }, () => endpoints.enter('slow'));
-    // 1 s per attempt, 4 at a time: 2 s of queue = 8 more.
-    expect(endpoints.capacity('slow')).toBe(12);
+    // 1 s per attempt, 4 at a time: it finishes 8 within 2 s.
+    expect(endpoints.capacity('slow')).toBe(8);
     endpoints.leave(tickets[0]!);
     expect(endpoints.capacity('slow')).toBe(100); // below its concurrency nothing waits
   });
@@ -54,5 +56,29 @@ describe('EndpointPace', () => {
     expect(endpoints.room('starved')).toBe(94);
     vi.advanceTimersByTime(2_001);
     expect(endpoints.room('starved')).toBe(0);
+  });
+});
+
+describe('EndpointPace concurrency', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('starts at a quarter, is full once attempts are quick, and shrinks to a few for a hanging endpoint', () => {
+    vi.useFakeTimers();
+    const endpoints = new EndpointPace({ concurrency: 32, queueLimit: 500, maxQueueWaitMs: 2_000 });
+    expect(endpoints.concurrency('e')).toBe(8);
+    const quick = endpoints.enter('e');
+    const endedQuick = endpoints.started(quick);
+    vi.advanceTimersByTime(40);
+    endedQuick();
+    expect(endpoints.concurrency('e')).toBe(32);
+    for (let index = 0; index < 20; index++) {
+      const ticket = endpoints.enter('e');
+      const ended = endpoints.started(ticket);
+      vi.advanceTimersByTime(10_000);
+      ended();
+      endpoints.leave(ticket);
+    }
+    // 10 s per attempt: 32 × 2 s / 10 s.
+    expect(endpoints.concurrency('e')).toBe(6);
   });
 });

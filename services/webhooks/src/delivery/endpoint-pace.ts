@@ -57,8 +57,22 @@ export class EndpointPace {
     let paceMs = state.averageMs ?? 0;
     for (const ticket of state.running) paceMs = Math.max(paceMs, now - (ticket.startedAt ?? now));
     if (paceMs <= 0) return queueLimit;
-    // A queued delivery waits about (its place / concurrency) attempts' durations.
-    return Math.min(queueLimit, concurrency * (1 + Math.floor(maxQueueWaitMs / paceMs)));
+    // What it finishes within maxQueueWaitMs at its pace (concurrency attempts per paceMs), at least one.
+    return Math.max(1, Math.min(queueLimit, Math.floor((concurrency * maxQueueWaitMs) / paceMs)));
+  }
+
+  /**
+   * Requests the endpoint may have in flight: its concurrency once its attempts are known to be
+   * quick; a quarter of it until one ended (slow start: a new or silent endpoint does not get every
+   * connection at once); as many as finish within `maxQueueWaitMs` at its smoothed pace, at least
+   * one, when slow (a hanging endpoint keeps a few requests, and a few connections, not all).
+   */
+  concurrency(endpointId: string): number {
+    const { concurrency, maxQueueWaitMs } = this.options;
+    const averageMs = this.endpoints.get(endpointId)?.averageMs;
+    if (averageMs === undefined) return Math.max(1, Math.ceil(concurrency / 4));
+    if (averageMs <= 0) return concurrency;
+    return Math.max(1, Math.min(concurrency, Math.floor((concurrency * maxQueueWaitMs) / averageMs)));
   }
 
   /** Room left before the endpoint's further deliveries are parked. */

@@ -211,6 +211,7 @@ export class DeliveryPipeline {
   /** The attempt under the endpoint's, the workspace's and the global limit; undefined if the endpoint is deleted by then. */
   private async sendLimited(work: DeliveryWork, ticket: PaceTicket): Promise<AttemptResult | undefined> {
     const endpointLimit = this.endpointLimit(work.endpointId);
+    endpointLimit.setLimit(this.pace.concurrency(work.endpointId));
     const result = await endpointLimit.run(async () => {
       // Looked up when entered (not before waiting for the endpoint): an idle semaphore is dropped from the map.
       const workspaceLimit = this.workspaceLimit(work.workspaceId);
