@@ -62,10 +62,10 @@ describe('EndpointPace', () => {
 describe('EndpointPace concurrency', () => {
   afterEach(() => vi.useRealTimers());
 
-  it('starts at a quarter, is full once attempts are quick, and shrinks to a few for a hanging endpoint', () => {
+  it('starts at an eighth, is full once attempts are quick, and shrinks to a few for a hanging endpoint', () => {
     vi.useFakeTimers();
     const endpoints = new EndpointPace({ concurrency: 32, queueLimit: 500, maxQueueWaitMs: 2_000 });
-    expect(endpoints.concurrency('e')).toBe(8);
+    expect(endpoints.concurrency('e')).toBe(4);
     const quick = endpoints.enter('e');
     const endedQuick = endpoints.started(quick);
     vi.advanceTimersByTime(40);

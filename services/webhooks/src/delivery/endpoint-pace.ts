@@ -63,14 +63,14 @@ export class EndpointPace {
 
   /**
    * Requests the endpoint may have in flight: its concurrency once its attempts are known to be
-   * quick; a quarter of it until one ended (slow start: a new or silent endpoint does not get every
+   * quick; an eighth of it until one ended (slow start: a new or silent endpoint does not get every
    * connection at once); as many as finish within `maxQueueWaitMs` at its smoothed pace, at least
    * one, when slow (a hanging endpoint keeps a few requests, and a few connections, not all).
    */
   concurrency(endpointId: string): number {
     const { concurrency, maxQueueWaitMs } = this.options;
     const averageMs = this.endpoints.get(endpointId)?.averageMs;
-    if (averageMs === undefined) return Math.max(1, Math.ceil(concurrency / 4));
+    if (averageMs === undefined) return Math.max(1, Math.ceil(concurrency / 8));
     if (averageMs <= 0) return concurrency;
     return Math.max(1, Math.min(concurrency, Math.floor((concurrency * maxQueueWaitMs) / averageMs)));
   }
