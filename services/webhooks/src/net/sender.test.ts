@@ -127,4 +127,11 @@ describe('HostVetter and WebhookSender', () => {
     // The certificate is for *.sender.test: a literal address does not match it.
     expect(await send(`https://${allowed}:${port}/`)).toMatchObject({ outcome: 'failed' });
   });
+
+  it('keeps the address a name resolved to out of a connection error (it goes to the delivery log)', async () => {
+    // Nothing listens on port 9 of the allowed address: connect ECONNREFUSED <address>:9.
+    const refused = await send(`https://closed.${domain}:9/`);
+    expect(refused).toMatchObject({ outcome: 'failed', error: expect.stringContaining('ECONNREFUSED') });
+    expect((refused as { error: string }).error).not.toContain(allowed);
+  });
 });
