@@ -142,6 +142,17 @@ describe('webhook registration (POST/GET/DELETE /v1/webhooks)', () => {
     expect(response.body.error).toMatch(message);
   });
 
+  it.each([
+    ['a name resolving to 169.254.169.254', `https://${host('metadata')}/hook`, '169.254'],
+    ['a name resolving to 10.0.0.7', `https://${host('private')}/hook`, '10.0.0.7'],
+    ['a name resolving to ::1', `https://${host('v6-loopback')}/hook`, 'linkLocal|loopback|::1'],
+  ])('400 for %s tells only that the address is not allowed (no address, no range)', async (_case, url, leak) => {
+    const response = await api<{ error: string }>('POST', '/v1/webhooks', { credentials: key, body: { url, secret: 'x' } });
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ error: 'url resolves to a disallowed address' });
+    expect(response.text).not.toMatch(new RegExp(leak.replaceAll('.', '\\.')));
+  });
+
   it('400 "host does not resolve" for a name without addresses', async () => {
     const response = await api('POST', '/v1/webhooks', {
       credentials: key,

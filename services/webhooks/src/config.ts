@@ -100,8 +100,14 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
       WEBHOOK_RESPONSE_BODY_LIMIT_BYTES: env.count(64 * 1024),
       /** Attempts running at once across all endpoints (one replica). */
       WEBHOOK_DELIVERY_CONCURRENCY: env.count(256),
+      /** Attempts running at once for one workspace (its share of WEBHOOK_DELIVERY_CONCURRENCY). */
+      WEBHOOK_WORKSPACE_CONCURRENCY: env.count(128),
       /** Attempts running at once to one endpoint; also its keep-alive pool size. */
       WEBHOOK_ENDPOINT_CONCURRENCY: env.count(32),
+      /** Most deliveries one endpoint holds in a replica (in flight + queued); further ones are parked in Postgres. */
+      WEBHOOK_ENDPOINT_QUEUE_LIMIT: env.count(500),
+      /** Longest expected wait in an endpoint's queue, at its pace, before its further deliveries are parked. */
+      WEBHOOK_ENDPOINT_MAX_QUEUE_WAIT_MS: z.coerce.number().int().min(100).max(600_000).default(2_000),
       /**
        * Deliveries accepted from Kafka but not settled yet before fetching pauses (backpressure). Each
        * holds its payload and promises: this bounds the heap; a few times the concurrency keeps every slot busy.

@@ -9,6 +9,8 @@ export interface WebhookMetrics {
   consumerLag: Gauge<'topic' | 'partition'>;
   eventToFirstAttempt: Histogram;
   inFlight: Gauge;
+  parked: Counter;
+  skippedDeleted: Counter;
 }
 
 /** The webhook series, on the service's registry (`service="webhooks"` is added by the registry). */
@@ -59,6 +61,16 @@ export function createWebhookMetrics(registry: Registry): WebhookMetrics {
     inFlight: new Gauge({
       name: 'webhook_deliveries_in_flight',
       help: 'Deliveries accepted from Kafka and not settled yet on this replica.',
+      registers: [registry],
+    }),
+    parked: new Counter({
+      name: 'webhook_deliveries_parked_total',
+      help: "Attempts handed to their endpoint's backlog in Postgres because the endpoint held its share of work.",
+      registers: [registry],
+    }),
+    skippedDeleted: new Counter({
+      name: 'webhook_attempts_skipped_deleted_total',
+      help: 'Attempts not started because their endpoint was deleted meanwhile.',
       registers: [registry],
     }),
   };

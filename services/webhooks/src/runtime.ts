@@ -4,10 +4,13 @@ import type { Registry } from 'prom-client';
 import type { WebhooksConfig } from './config.js';
 import { ScheduledAttemptHandler, TaskEventHandler } from './consumer/handlers.js';
 import { TrackedConsumer } from './consumer/runner.js';
+import { BacklogStore } from './db/backlog.js';
 import { DeliveryStore } from './db/deliveries.js';
 import { EndpointStore } from './db/endpoints.js';
 import { RetentionJob } from './db/retention.js';
 import { HandoffProducer } from './delivery/handoff-producer.js';
+import { BacklogDrainer } from './delivery/backlog-drainer.js';
+import { DeletedEndpoints } from './delivery/deleted-endpoints.js';
 import { DeliveryPipeline } from './delivery/pipeline.js';
 import { createWebhookMetrics } from './metrics.js';
 import { HostVetter } from './net/host-vetting.js';
@@ -61,6 +64,8 @@ export function buildWebhooksRuntime(config: WebhooksConfig, logger: Logger, reg
   });
   const endpoints = new EndpointStore(pool);
   const deliveries = new DeliveryStore(pool);
+  const backlog = new BacklogStore(pool);
+  const deleted = new DeletedEndpoints({ endpoints, logger });
   const shutdown = new AbortController();
   const pipeline = new DeliveryPipeline({
     store: deliveries,
@@ -71,9 +76,15 @@ export function buildWebhooksRuntime(config: WebhooksConfig, logger: Logger, reg
     logger,
     retryDelaysMs: config.WEBHOOK_RETRY_DELAYS,
     concurrency: config.WEBHOOK_DELIVERY_CONCURRENCY,
+    workspaceConcurrency: config.WEBHOOK_WORKSPACE_CONCURRENCY,
     endpointConcurrency: config.WEBHOOK_ENDPOINT_CONCURRENCY,
+    endpointQueueLimit: config.WEBHOOK_ENDPOINT_QUEUE_LIMIT,
+    endpointMaxQueueWaitMs: config.WEBHOOK_ENDPOINT_MAX_QUEUE_WAIT_MS,
+    backlog,
+    isDeleted: (endpointId) => deleted.has(endpointId),
     signal: shutdown.signal,
   });
+  const drainer = new BacklogDrainer({ backlog, store: deliveries, pipeline, logger, maxPending: config.WEBHOOK_MAX_PENDING_DELIVERIES });
   const handlerDeps = { store: deliveries, pipeline, metrics, logger, maxPending: config.WEBHOOK_MAX_PENDING_DELIVERIES, signal: shutdown.signal };
   const eventsConsumer = new TrackedConsumer({
     kafka,
@@ -111,20 +122,26 @@ export function buildWebhooksRuntime(config: WebhooksConfig, logger: Logger, reg
   kafkaReachableGauge(registry, admin);
 
   return {
-    grpc: [webhooksService({ endpoints, deliveries, vetter, secrets, producer: handoff, metrics, registry, logger })],
+    grpc: [
+      webhooksService({ endpoints, deliveries, vetter, secrets, producer: handoff, metrics, registry, logger, onDeleted: (id) => deleted.add(id) }),
+    ],
     readiness: [{ name: 'postgres', check: async () => void (await pool.query('SELECT 1')) }],
     async start() {
       await producer.connect();
+      await deleted.poll();
+      deleted.start();
+      drainer.start();
       await eventsConsumer.start();
       await scheduledConsumer.start();
       retention.start();
     },
     workers: [
       {
-        name: 'stop consumers (finish in-flight deliveries, commit)',
+        name: 'stop consumers and the backlog drainer (finish in-flight deliveries, commit)',
         run: async () => {
-          await Promise.all([eventsConsumer.stop(drainMs), scheduledConsumer.stop(drainMs)]);
+          await Promise.all([eventsConsumer.stop(drainMs), scheduledConsumer.stop(drainMs), drainer.stop(drainMs)]);
           shutdown.abort();
+          deleted.stop();
         },
       },
       { name: 'delivery log retention', run: () => retention.stop() },

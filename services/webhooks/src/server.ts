@@ -30,6 +30,8 @@ export interface WebhooksServiceDeps {
   metrics: WebhookMetrics;
   registry: Registry;
   logger: Logger;
+  /** Told about every endpoint this replica deletes. */
+  onDeleted?: (endpointId: string) => void;
 }
 
 const serviceName = 'webhooks.v1.WebhooksService';
@@ -122,7 +124,11 @@ export function webhooksService(deps: WebhooksServiceDeps): GrpcServiceRegistrat
       const input = parse(createSchema, request);
       const vetting = await deps.vetter.vet(input.url);
       if (!vetting.ok) {
-        if (vetting.kind === 'blocked') deps.metrics.ssrfBlocked.inc({ stage: 'registration' });
+        if (vetting.kind === 'blocked') {
+          deps.metrics.ssrfBlocked.inc({ stage: 'registration' });
+          // The resolved address goes to the service log only, never to the caller.
+          deps.logger.warn({ workspaceId: input.workspaceId, detail: vetting.detail }, 'webhook registration refused by the SSRF guard');
+        }
         throw invalid(vetting.kind === 'dns-error' || vetting.kind === 'unresolvable' ? 'host does not resolve' : vetting.reason);
       }
       const requested = new Set(input.events);
@@ -148,6 +154,8 @@ export function webhooksService(deps: WebhooksServiceDeps): GrpcServiceRegistrat
     DeleteEndpoint: unary('DeleteEndpoint', async (request: unknown): Promise<DeleteEndpointResponse> => {
       const input = parse(endpointRef, request);
       if (!(await deps.endpoints.delete(input.workspaceId, input.endpointId))) throw notFound('webhook not found');
+      // This replica stops at once; the others within their next poll (DeletedEndpoints).
+      deps.onDeleted?.(input.endpointId);
       deps.logger.info({ endpointId: input.endpointId, workspaceId: input.workspaceId }, 'webhook endpoint deleted');
       return {};
     }, options),

@@ -111,8 +111,14 @@ Called with (dict "root" $ "component" "<name>"); also used by the migration Job
   value: {{ $values.delivery.responseBodyLimitBytes | int64 | quote }}
 - name: WEBHOOK_DELIVERY_CONCURRENCY
   value: {{ $values.delivery.concurrency | int64 | quote }}
+- name: WEBHOOK_WORKSPACE_CONCURRENCY
+  value: {{ $values.delivery.workspaceConcurrency | int64 | quote }}
 - name: WEBHOOK_ENDPOINT_CONCURRENCY
   value: {{ $values.delivery.endpointConcurrency | int64 | quote }}
+- name: WEBHOOK_ENDPOINT_QUEUE_LIMIT
+  value: {{ $values.delivery.endpointQueueLimit | int64 | quote }}
+- name: WEBHOOK_ENDPOINT_MAX_QUEUE_WAIT_MS
+  value: {{ $values.delivery.endpointMaxQueueWaitMs | int64 | quote }}
 - name: WEBHOOK_MAX_PENDING_DELIVERIES
   value: {{ $values.delivery.maxPendingDeliveries | int64 | quote }}
 - name: WEBHOOK_DNS_CACHE_MAX_TTL_SECONDS

@@ -10,6 +10,10 @@ export interface DeliveryWork {
   nextAttempt: number;
   nextAttemptAt: Date | null;
   handoffPending: boolean;
+  /** Waiting in its endpoint's backlog (see BacklogStore): the drainer that holds the endpoint's lease attempts it. */
+  parked: boolean;
+  /** The endpoint has parked deliveries: a first attempt of it queues behind them (keeps event order). */
+  endpointBacklog: boolean;
   endpointId: string;
   endpointUrl: string;
   endpointDeleted: boolean;
@@ -62,6 +66,8 @@ interface WorkRow {
   next_attempt: number;
   next_attempt_at: Date | null;
   handoff_pending: boolean;
+  parked: boolean;
+  endpoint_backlog: boolean;
   endpoint_id: string;
   url: string;
   endpoint_deleted: boolean;
@@ -73,9 +79,12 @@ interface WorkRow {
   payload: Buffer;
 }
 
+/** Whether endpoint `e` has parked deliveries: one probe of a partial index that is usually empty. */
+const backlogColumn = 'EXISTS (SELECT 1 FROM deliveries p WHERE p.endpoint_id = e.id AND p.parked)';
+
 const workColumns = `
-  d.id AS delivery_id, d.state, d.next_attempt, d.next_attempt_at, d.handoff_pending,
-  e.id AS endpoint_id, e.url, e.deleted_at IS NOT NULL AS endpoint_deleted, e.secret_ciphertext,
+  d.id AS delivery_id, d.state, d.next_attempt, d.next_attempt_at, d.handoff_pending, d.parked,
+  ${backlogColumn} AS endpoint_backlog, e.id AS endpoint_id, e.url, e.deleted_at IS NOT NULL AS endpoint_deleted, e.secret_ciphertext,
   ev.id AS event_id, ev.type, ev.task_id, ev.workspace_id, ev.payload`;
 
 const toWork = (row: WorkRow): DeliveryWork => ({
@@ -84,6 +93,8 @@ const toWork = (row: WorkRow): DeliveryWork => ({
   nextAttempt: row.next_attempt,
   nextAttemptAt: row.next_attempt_at,
   handoffPending: row.handoff_pending,
+  parked: row.parked,
+  endpointBacklog: row.endpoint_backlog,
   endpointId: row.endpoint_id,
   endpointUrl: row.url,
   endpointDeleted: row.endpoint_deleted,
@@ -129,15 +140,15 @@ const fanOutStatement = `WITH input AS (
     JOIN endpoints e ON e.workspace_id = f.workspace_id AND e.deleted_at IS NULL AND f.type = ANY (e.events)
     ORDER BY f.id, e.created_at, e.id
     ON CONFLICT (event_id, endpoint_id) WHERE NOT is_redelivery DO UPDATE SET updated_at = deliveries.updated_at
-    RETURNING id, endpoint_id, event_id, state, next_attempt, next_attempt_at, handoff_pending
+    RETURNING id, endpoint_id, event_id, state, next_attempt, next_attempt_at, handoff_pending, parked
   ), known AS (
-    SELECT d.id, d.endpoint_id, d.event_id, d.state, d.next_attempt, d.next_attempt_at, d.handoff_pending
+    SELECT d.id, d.endpoint_id, d.event_id, d.state, d.next_attempt, d.next_attempt_at, d.handoff_pending, d.parked
     FROM deliveries d
     WHERE d.event_id IN (SELECT id FROM firsts EXCEPT SELECT id FROM recorded) AND NOT d.is_redelivery
       AND d.id NOT IN (SELECT id FROM created)
   )
-  SELECT d.id AS delivery_id, d.state, d.next_attempt, d.next_attempt_at, d.handoff_pending,
-         e.id AS endpoint_id, e.url, e.deleted_at IS NOT NULL AS endpoint_deleted, e.secret_ciphertext, d.event_id
+  SELECT d.id AS delivery_id, d.state, d.next_attempt, d.next_attempt_at, d.handoff_pending, d.parked,
+         ${backlogColumn} AS endpoint_backlog, e.id AS endpoint_id, e.url, e.deleted_at IS NOT NULL AS endpoint_deleted, e.secret_ciphertext, d.event_id
   FROM (SELECT * FROM created UNION ALL SELECT * FROM known) d
   JOIN firsts f ON f.id = d.event_id
   JOIN endpoints e ON e.id = d.endpoint_id
@@ -209,7 +220,7 @@ export class DeliveryStore {
        )
        UPDATE deliveries d
        SET state = i.next_state, next_attempt = i.next_attempt, next_attempt_at = i.next_attempt_at,
-           handoff_pending = i.handoff_pending, updated_at = clock_timestamp()
+           handoff_pending = i.handoff_pending, parked = false, updated_at = clock_timestamp()
        FROM input i
        WHERE d.id = i.delivery_id AND d.state = 'pending' AND d.next_attempt = i.attempt
        RETURNING d.id, i.attempt`,
@@ -253,7 +264,7 @@ export class DeliveryStore {
   /** Stops deliveries whose endpoint is gone. */
   async cancel(deliveryIds: string[]): Promise<void> {
     await this.pool.query(
-      `UPDATE deliveries SET state = 'cancelled', handoff_pending = false, next_attempt_at = NULL, updated_at = clock_timestamp()
+      `UPDATE deliveries SET state = 'cancelled', handoff_pending = false, parked = false, next_attempt_at = NULL, updated_at = clock_timestamp()
        WHERE id = ANY ($1::uuid[]) AND state = 'pending'`,
       [deliveryIds],
     );

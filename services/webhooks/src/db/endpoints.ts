@@ -65,11 +65,26 @@ export class EndpointStore {
       );
       if (deleted.rowCount !== 1) return false;
       await client.query(
-        `UPDATE deliveries SET state = 'cancelled', handoff_pending = false, next_attempt_at = NULL, updated_at = clock_timestamp()
+        `UPDATE deliveries SET state = 'cancelled', handoff_pending = false, parked = false, next_attempt_at = NULL, updated_at = clock_timestamp()
          WHERE endpoint_id = $1 AND state = 'pending'`,
         [id],
       );
       return true;
     });
+  }
+
+  /**
+   * Endpoints deleted after `since` (the database's clock), oldest first; without `since`, those of
+   * the last hour. A deletion committed late with an earlier timestamp is caught by reading again
+   * from a little before the newest one seen (the caller's overlap).
+   */
+  async deletedSince(since: Date | undefined, limit = 10_000): Promise<Array<{ id: string; deletedAt: Date }>> {
+    const { rows } = await this.pool.query<{ id: string; deleted_at: Date }>(
+      `SELECT id, deleted_at FROM endpoints
+       WHERE deleted_at IS NOT NULL AND deleted_at > coalesce($1::timestamptz, now() - interval '1 hour')
+       ORDER BY deleted_at LIMIT $2`,
+      [since ?? null, limit],
+    );
+    return rows.map((row) => ({ id: row.id, deletedAt: row.deleted_at }));
   }
 }

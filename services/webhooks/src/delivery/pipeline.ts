@@ -1,4 +1,5 @@
 import type { Logger } from '@tws/common';
+import type { BacklogStore } from '../db/backlog.js';
 import type { AttemptRecord, DeliveryStore, DeliveryWork } from '../db/deliveries.js';
 import type { WebhookMetrics } from '../metrics.js';
 import type { AttemptResult, WebhookSender } from '../net/sender.js';
@@ -6,6 +7,7 @@ import type { HandoffProducer } from './handoff-producer.js';
 import { scheduleHeaders, type SourceRef } from '../consumer/messages.js';
 import { deadLetterTopic, maxAttempts, nextStep, type NextStep } from '../retry/schedule.js';
 import type { SecretBox } from '../signing/secret-box.js';
+import { EndpointPace, type PaceTicket } from './endpoint-pace.js';
 import { KeyedSerializer, MicroBatcher, retryUntilDone, Semaphore } from '../util/concurrency.js';
 
 export interface PipelineOptions {
@@ -17,7 +19,16 @@ export interface PipelineOptions {
   logger: Logger;
   retryDelaysMs: readonly number[];
   concurrency: number;
+  /** Attempts in flight per workspace (its share of `concurrency`). */
+  workspaceConcurrency: number;
   endpointConcurrency: number;
+  /** Most deliveries one endpoint may hold in this replica (in flight + queued) before further ones are parked. */
+  endpointQueueLimit: number;
+  /** Longest expected wait in an endpoint's queue (at its pace) before further deliveries are parked. */
+  endpointMaxQueueWaitMs: number;
+  backlog: BacklogStore;
+  /** Endpoints deleted (on any replica): no attempt to them starts. */
+  isDeleted: (endpointId: string) => boolean;
   /** Aborted at shutdown: steps that retry until done give up, so the source offset stays uncommitted. */
   signal: AbortSignal;
 }
@@ -29,6 +40,8 @@ export interface AttemptContext {
   ordered?: boolean;
   /** Kafka timestamp of the event, for the event-to-delivery histogram. */
   eventTimestampMs?: number | undefined;
+  /** Taken from the endpoint's backlog by its drainer: attempted here, never parked again. */
+  drained?: boolean;
 }
 
 /**
@@ -36,12 +49,21 @@ export interface AttemptContext {
  * hand the next step (retry message or dead letter) to Kafka → note the hand-off. The returned
  * promise settles when the source message of this attempt may be committed.
  *
- * Concurrency: a global limit, a per-endpoint limit (one slow endpoint cannot take every slot),
- * and a per (endpoint, task) serializer for first attempts.
+ * Concurrency: a global limit, a per-workspace share of it, a per-endpoint limit (one slow endpoint
+ * cannot take every slot), and a per (endpoint, task) serializer for first attempts. An endpoint holds
+ * at most `endpointQueueLimit` deliveries here; beyond that (a hanging or slow endpoint) an attempt is
+ * parked in the endpoint's backlog in Postgres, which is its durable hand-off: the source message is
+ * done and the consumer fetches on. First attempts of an endpoint with a backlog queue behind it (order).
  */
 export class DeliveryPipeline {
   private readonly global: Semaphore;
   private readonly perEndpoint = new Map<string, Semaphore>();
+  private readonly perWorkspace = new Map<string, Semaphore>();
+  /** Deliveries per endpoint and the pace of their attempts: how many more it may hold here. */
+  private readonly pace: EndpointPace;
+  /** Endpoints this replica parked work of, and when the last park committed (until the drainer sees their backlog empty). */
+  private readonly parkedHere = new Map<string, number>();
+  private readonly parker: MicroBatcher<{ deliveryId: string; attempt: number }, boolean>;
   private readonly order = new KeyedSerializer();
   private readonly recorder: MicroBatcher<AttemptRecord, boolean>;
   private readonly handoffDone: MicroBatcher<string, undefined>;
@@ -51,6 +73,11 @@ export class DeliveryPipeline {
 
   constructor(private readonly options: PipelineOptions) {
     this.global = new Semaphore(options.concurrency);
+    this.pace = new EndpointPace({
+      concurrency: options.endpointConcurrency,
+      queueLimit: options.endpointQueueLimit,
+      maxQueueWaitMs: options.endpointMaxQueueWaitMs,
+    });
     this.recorder = new MicroBatcher((records) => options.store.completeAttempts(records), { maxItems: 200, maxDelayMs: 2 });
     this.handoffDone = new MicroBatcher(
       async (ids) => {
@@ -59,6 +86,28 @@ export class DeliveryPipeline {
       },
       { maxItems: 500, maxDelayMs: 5 },
     );
+    this.parker = new MicroBatcher(
+      async (items) => {
+        const parked = await options.backlog.park(items);
+        return items.map((item) => parked.has(item.deliveryId));
+      },
+      { maxItems: 500, maxDelayMs: 2 },
+    );
+  }
+
+  /** Room left for `endpointId` before its deliveries are parked. */
+  freeSlots(endpointId: string): number {
+    return this.pace.room(endpointId);
+  }
+
+  /**
+   * The drainer saw which endpoints still have a backlog (in a query begun at `checkedAt`): this
+   * replica stops queueing first attempts behind a backlog that is gone.
+   */
+  forgetParked(withBacklog: ReadonlySet<string>, checkedAt: number): void {
+    for (const [endpointId, parkedAt] of this.parkedHere) {
+      if (parkedAt < checkedAt && !withBacklog.has(endpointId)) this.parkedHere.delete(endpointId);
+    }
   }
 
   /** Deliveries accepted and not settled yet. */
@@ -97,15 +146,57 @@ export class DeliveryPipeline {
         return;
       }
       if (work.nextAttempt < attempt) return;
-      // Order holds for the requests only: the next event's attempt goes out once this one's response
-      // is in, while this one is still being logged and handed off.
-      const send = () => this.sendLimited(work);
-      const result = await (context.ordered ? this.order.run(`${work.endpointId}/${work.taskId}`, send) : send());
-      await this.settle(work, attempt, context, result);
+      // Parked meanwhile (a redelivered message): the lease holder of the endpoint's backlog attempts it.
+      if (work.parked && !context.drained) return;
+      if (!context.drained && this.mustPark(work, context)) {
+        await this.park(work, attempt);
+        return;
+      }
+      await this.attempt(work, attempt, context);
     } finally {
       this.pending -= 1;
       this.options.metrics.inFlight.set(this.pending);
     }
+  }
+
+  private mustPark(work: DeliveryWork, context: AttemptContext): boolean {
+    if (this.pace.room(work.endpointId) === 0) return true;
+    return context.ordered === true && (work.endpointBacklog || this.parkedHere.has(work.endpointId));
+  }
+
+  private async park(work: DeliveryWork, attempt: number): Promise<void> {
+    const parked = await this.durably(() => this.parker.add({ deliveryId: work.deliveryId, attempt }), 'park delivery');
+    if (!parked) return; // moved on meanwhile (another owner attempted or cancelled it)
+    this.parkedHere.set(work.endpointId, Date.now());
+    this.options.metrics.parked.inc();
+  }
+
+  private async attempt(work: DeliveryWork, attempt: number, context: AttemptContext): Promise<void> {
+    const ticket = this.pace.enter(work.endpointId);
+    try {
+      // Order holds for the requests only: the next event's attempt goes out once this one's response
+      // is in, while this one is still being logged and handed off.
+      const send = () => this.sendLimited(work, ticket);
+      const result = await (context.ordered ? this.order.run(`${work.endpointId}/${work.taskId}`, send) : send());
+      if (result === undefined) {
+        // The endpoint was deleted while this waited: no request; its deliveries are cancelled.
+        this.options.metrics.skippedDeleted.inc();
+        await this.durably(() => this.options.store.cancel([work.deliveryId]), 'cancel delivery');
+        return;
+      }
+      await this.settle(work, attempt, context, result);
+    } finally {
+      this.pace.leave(ticket);
+    }
+  }
+
+  private workspaceLimit(workspaceId: string): Semaphore {
+    let semaphore = this.perWorkspace.get(workspaceId);
+    if (!semaphore) {
+      semaphore = new Semaphore(this.options.workspaceConcurrency);
+      this.perWorkspace.set(workspaceId, semaphore);
+    }
+    return semaphore;
   }
 
   private endpointLimit(endpointId: string): Semaphore {
@@ -117,9 +208,30 @@ export class DeliveryPipeline {
     return semaphore;
   }
 
-  private async sendLimited(work: DeliveryWork): Promise<AttemptResult> {
+  /** The attempt under the endpoint's, the workspace's and the global limit; undefined if the endpoint is deleted by then. */
+  private async sendLimited(work: DeliveryWork, ticket: PaceTicket): Promise<AttemptResult | undefined> {
     const endpointLimit = this.endpointLimit(work.endpointId);
-    const result = await endpointLimit.run(() => this.global.run(() => this.send(work)));
+    endpointLimit.setLimit(this.pace.concurrency(work.endpointId));
+    const result = await endpointLimit.run(async () => {
+      // Looked up when entered (not before waiting for the endpoint): an idle semaphore is dropped from the map.
+      const workspaceLimit = this.workspaceLimit(work.workspaceId);
+      try {
+        return await workspaceLimit.run(() =>
+          this.global.run(async () => {
+            // Checked as the attempt starts: a DELETE on any replica stops attempts still queued here.
+            if (this.options.isDeleted(work.endpointId)) return undefined;
+            const ended = this.pace.started(ticket);
+            try {
+              return await this.send(work);
+            } finally {
+              ended();
+            }
+          }),
+        );
+      } finally {
+        if (workspaceLimit.inUse === 0 && workspaceLimit.queued === 0) this.perWorkspace.delete(work.workspaceId);
+      }
+    });
     if (endpointLimit.inUse === 0 && endpointLimit.queued === 0) this.perEndpoint.delete(work.endpointId);
     return result;
   }
@@ -129,7 +241,11 @@ export class DeliveryPipeline {
     const { metrics } = this.options;
     metrics.deliveries.inc({ result: result.outcome, attempt: String(attempt) });
     metrics.duration.observe({ result: result.outcome }, result.durationMs / 1000);
-    if (result.outcome === 'blocked') metrics.ssrfBlocked.inc({ stage: 'delivery' });
+    if (result.outcome === 'blocked') {
+      metrics.ssrfBlocked.inc({ stage: 'delivery' });
+      // The address is for operators only; the delivery log says just that it is not allowed.
+      this.options.logger.warn({ deliveryId: work.deliveryId, endpointId: work.endpointId, detail: result.detail }, 'attempt blocked by the SSRF guard');
+    }
     if (result.outcome === 'succeeded' && attempt === 1 && context.eventTimestampMs !== undefined) {
       metrics.eventToFirstAttempt.observe(Math.max(0, Date.now() - context.eventTimestampMs) / 1000);
     }
@@ -175,6 +291,7 @@ export class DeliveryPipeline {
       return { outcome: 'failed', error: 'internal: endpoint secret unavailable', startedAt: new Date(), durationMs: 0 };
     }
     return this.options.sender.send({
+      endpointId: work.endpointId,
       url: work.endpointUrl,
       eventType: work.eventType,
       eventId: work.eventId,

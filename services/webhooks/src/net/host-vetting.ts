@@ -11,7 +11,14 @@ export interface VettedTarget {
 
 export type Vetting =
   | { ok: true; target: VettedTarget }
-  | { ok: false; kind: 'invalid' | 'blocked' | 'unresolvable' | 'dns-error'; reason: string };
+  | {
+      ok: false;
+      kind: 'invalid' | 'blocked' | 'unresolvable' | 'dns-error';
+      /** What a client or the delivery log may see: never an address the name resolved to. */
+      reason: string;
+      /** For the service log only (operators): the refused address and its range. */
+      detail?: string;
+    };
 
 interface CachedAnswer {
   /** Each resolved address judged by the SSRF guard (a pure function of the address and allow-list). */
@@ -82,7 +89,9 @@ export class HostVetter {
       return {
         ok: false,
         kind: 'blocked',
-        reason: `url resolves to a disallowed address (${refused.address}: ${refused.reason})`,
+        // The address a name resolves to inside the cluster is not the caller's business (issue #14).
+        reason: 'url resolves to a disallowed address',
+        detail: `${host} resolves to ${refused.address} (${refused.reason})`,
       };
     }
     // Prefer IPv4: loopback test set-ups and most receivers listen on it.

@@ -46,7 +46,7 @@ describe('HostVetter and WebhookSender', () => {
   });
 
   const body = Buffer.from('{"id":"evt_1","event":"task.created"}');
-  const send = (url: string) => sender.send({ url, eventType: 'task.created', eventId: 'evt_1', secret: 'k', body });
+  const send = (url: string) => sender.send({ endpointId: 'e1', url, eventType: 'task.created', eventId: 'evt_1', secret: 'k', body });
 
   it('vets names: allow-listed, blocked, mixed, missing', async () => {
     await setDnsRecord(dns.controlUrl, `mixed.${domain}`, { a: [allowed, '10.0.0.1'] });
@@ -119,12 +119,19 @@ describe('HostVetter and WebhookSender', () => {
     behaviour = (_path, response) => response.end('ok');
     await setDnsRecord(dns.controlUrl, `rebind.${domain}`, { a: ['127.0.20.2'] });
     const before = seen.length;
-    expect(await send(`https://rebind.${domain}:${port}/`)).toMatchObject({
-      outcome: 'blocked',
-      error: expect.stringContaining('127.0.20.2'),
-    });
+    const blocked = await send(`https://rebind.${domain}:${port}/`);
+    // The delivery log says only that the address is not allowed; the address is for the service log.
+    expect(blocked).toMatchObject({ outcome: 'blocked', error: 'url resolves to a disallowed address', detail: expect.stringContaining('127.0.20.2') });
+    expect(JSON.stringify({ error: (blocked as { error: string }).error })).not.toContain('127.0.20.2');
     expect(seen.length).toBe(before);
     // The certificate is for *.sender.test: a literal address does not match it.
     expect(await send(`https://${allowed}:${port}/`)).toMatchObject({ outcome: 'failed' });
+  });
+
+  it('keeps the address a name resolved to out of a connection error (it goes to the delivery log)', async () => {
+    // Nothing listens on port 9 of the allowed address: connect ECONNREFUSED <address>:9.
+    const refused = await send(`https://closed.${domain}:9/`);
+    expect(refused).toMatchObject({ outcome: 'failed', error: expect.stringContaining('ECONNREFUSED') });
+    expect((refused as { error: string }).error).not.toContain(allowed);
   });
 });

@@ -8,6 +8,8 @@ import type { HostVetter, VettedTarget } from './host-vetting.js';
 export const userAgent = 'Service-Webhook/1.0';
 
 export interface DeliveryRequest {
+  /** Keep-alive pools are per endpoint: endpoints sharing a host do not share (or exhaust) connections. */
+  endpointId: string;
   url: string;
   eventType: string;
   eventId: string;
@@ -19,7 +21,7 @@ export interface DeliveryRequest {
 export type AttemptResult =
   | { outcome: 'succeeded'; statusCode: number; startedAt: Date; durationMs: number }
   | { outcome: 'failed'; statusCode?: number; error: string; startedAt: Date; durationMs: number }
-  | { outcome: 'blocked'; error: string; startedAt: Date; durationMs: number };
+  | { outcome: 'blocked'; error: string; startedAt: Date; durationMs: number; detail?: string | undefined };
 
 export interface SenderOptions {
   vetter: HostVetter;
@@ -43,7 +45,7 @@ const maxPools = 2_000;
  * Sends webhook attempts. Every attempt vets the endpoint's host again (DNS + SSRF guard), then
  * connects to the vetted address itself: the connection's `lookup` returns that address, so no
  * second resolution can be rebound, while TLS SNI, certificate checks and the Host header use the
- * URL's host. Keep-alive pools are per (origin, vetted address); redirects are never followed
+ * URL's host. Keep-alive pools are per (endpoint, origin, vetted address); redirects are never followed
  * (undici's Pool has no redirect handling); one deadline bounds the whole attempt; the response
  * body is read up to a cap and discarded.
  */
@@ -74,14 +76,14 @@ export class WebhookSender {
     }
     if (!vetting.ok) {
       if (vetting.kind === 'blocked' || vetting.kind === 'invalid') {
-        return { outcome: 'blocked', error: vetting.reason, startedAt, durationMs: elapsed() };
+        return { outcome: 'blocked', error: vetting.reason, detail: vetting.detail, startedAt, durationMs: elapsed() };
       }
       return { outcome: 'failed', error: vetting.reason, startedAt, durationMs: elapsed() };
     }
     const { target } = vetting;
     try {
       const statusCode = await post(
-        this.poolFor(target),
+        this.poolFor(request.endpointId, target),
         {
           method: 'POST',
           path: `${target.url.pathname}${target.url.search}`,
@@ -104,9 +106,9 @@ export class WebhookSender {
     }
   }
 
-  private poolFor(target: VettedTarget): Pool {
+  private poolFor(endpointId: string, target: VettedTarget): Pool {
     const origin = target.url.origin;
-    const key = `${origin}|${target.address}`;
+    const key = `${endpointId}|${origin}|${target.address}`;
     const existing = this.pools.get(key);
     if (existing) {
       existing.lastUsed = Date.now();
@@ -174,8 +176,12 @@ function describeError(error: unknown, timeoutMs: number): string {
   const { code, message } = error as NodeJS.ErrnoException;
   const cause = (error as { cause?: NodeJS.ErrnoException }).cause;
   const text = [code ?? cause?.code, message].filter(Boolean).join(': ');
-  return (text || 'request failed').slice(0, 500);
+  // The delivery log shows the error: no address the host resolved to (e.g. "connect ECONNREFUSED 10.0.0.7:443").
+  return (text.replace(addressPattern, '<address>') || 'request failed').slice(0, 500);
 }
+
+/** IPv4 and IPv6 literals (with an optional port) in error messages. */
+const addressPattern = /\[?(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9a-f]{0,4}(?::[0-9a-f]{0,4}){2,7}(?:\d{1,3}(?:\.\d{1,3}){3})?)\]?(?::\d{1,5})?/gi;
 
 class AttemptTimeout extends Error {
   constructor() {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { attemptOfTopic, nextStep, parseRetryDelays, retryTopics } from './schedule.js';
+import { attemptOfTopic, jittered, nextStep, parseRetryDelays, retryJitter, retryTopics } from './schedule.js';
 
 describe('parseRetryDelays', () => {
   it('parses the contract defaults', () => {
@@ -27,8 +27,8 @@ describe('nextStep', () => {
     [2, 'webhooks.retry.30m', '2026-11-22T10:30:00.000Z'],
     [3, 'webhooks.retry.2h', '2026-11-22T12:00:00.000Z'],
     [4, 'webhooks.retry.8h', '2026-11-22T18:00:00.000Z'],
-  ])('after failed attempt %i waits on %s until %s', (attempt, topic, due) => {
-    expect(nextStep(attempt, false, failedAt, delays)).toEqual({ kind: 'retry', attempt: attempt + 1, topic, dueAt: new Date(due) });
+  ])('after failed attempt %i waits on %s until %s (jitter at its midpoint)', (attempt, topic, due) => {
+    expect(nextStep(attempt, false, failedAt, delays, () => 0.5)).toEqual({ kind: 'retry', attempt: attempt + 1, topic, dueAt: new Date(due) });
   });
 
   it('gives up after the 5th failure', () => {
@@ -36,7 +36,7 @@ describe('nextStep', () => {
   });
 
   it('keeps the contract topic names with shortened delays', () => {
-    const step = nextStep(1, false, failedAt, parseRetryDelays('1s,1s,1s,1s'));
+    const step = nextStep(1, false, failedAt, parseRetryDelays('1s,1s,1s,1s'), () => 0.5);
     expect(step).toEqual({ kind: 'retry', attempt: 2, topic: 'webhooks.retry.5m', dueAt: new Date('2026-11-22T10:00:01.000Z') });
   });
 
@@ -48,5 +48,36 @@ describe('nextStep', () => {
   it('maps topics back to attempts', () => {
     expect(retryTopics.map(attemptOfTopic)).toEqual([2, 3, 4, 5]);
     expect(attemptOfTopic('task-events.v1')).toBeUndefined();
+  });
+});
+
+describe('retry jitter', () => {
+  const delays = parseRetryDelays('5m,30m,2h,8h');
+  const failedAt = new Date('2026-11-22T10:00:00.000Z');
+
+  it('is ±10 % of the delay', () => {
+    expect(retryJitter).toBe(0.1);
+    expect(jittered(300_000, () => 0)).toBe(270_000);
+    expect(jittered(300_000, () => 0.5)).toBe(300_000);
+    expect(jittered(300_000, () => 0.999_999_9)).toBe(330_000);
+  });
+
+  it.each([
+    [1, 300_000],
+    [2, 1_800_000],
+    [3, 7_200_000],
+    [4, 28_800_000],
+  ])('keeps every retry after failed attempt %i within ±10 %% of %i ms, spread over that range', (attempt, delayMs) => {
+    const waits = Array.from({ length: 2_000 }, () => {
+      const step = nextStep(attempt, false, failedAt, delays);
+      if (step.kind !== 'retry') throw new Error('expected a retry');
+      return step.dueAt.getTime() - failedAt.getTime();
+    });
+    expect(Math.min(...waits)).toBeGreaterThanOrEqual(delayMs * 0.9);
+    expect(Math.max(...waits)).toBeLessThanOrEqual(delayMs * 1.1);
+    // Spread: the retries of deliveries that failed together do not come back at one instant.
+    expect(new Set(waits).size).toBeGreaterThan(1_000);
+    expect(Math.min(...waits)).toBeLessThan(delayMs * 0.95);
+    expect(Math.max(...waits)).toBeGreaterThan(delayMs * 1.05);
   });
 });

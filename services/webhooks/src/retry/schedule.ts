@@ -1,6 +1,8 @@
 /**
- * The retry schedule of the contract: 5 attempts in total; attempt n+1 is due a fixed delay after
- * attempt n failed (5 min, 30 min, 2 h, 8 h by default). Each waiting attempt lives on its own Kafka
+ * The retry schedule of the contract: 5 attempts in total; attempt n+1 is due a delay after
+ * attempt n failed (5 min, 30 min, 2 h, 8 h by default), each drawn uniformly within ±10 %
+ * (`retryJitter`) so the retries of deliveries that failed together (an endpoint outage) do not
+ * all come back at the same instant. Each waiting attempt lives on its own Kafka
  * delay topic, whose name stays the contract's whatever delays are configured (tests shorten them).
  */
 export const maxAttempts = 5;
@@ -33,13 +35,30 @@ export function parseRetryDelays(value: string): number[] {
   });
 }
 
+/** Each retry delay is drawn uniformly in [delay × (1 − jitter), delay × (1 + jitter)]. */
+export const retryJitter = 0.1;
+
+/** A delay with jitter; `random` is in [0, 1) like Math.random. */
+export function jittered(delayMs: number, random: () => number = Math.random): number {
+  return Math.round(delayMs * (1 + retryJitter * (2 * random() - 1)));
+}
+
 export type NextStep =
   | { kind: 'done' }
   | { kind: 'retry'; attempt: number; topic: RetryTopic; dueAt: Date }
   | { kind: 'dead' };
 
-/** What follows an attempt: nothing after a success, the next delay topic, or the dead-letter topic. */
-export function nextStep(attempt: number, succeeded: boolean, failedAt: Date, delaysMs: readonly number[]): NextStep {
+/**
+ * What follows an attempt: nothing after a success, the next delay topic (due after the configured
+ * delay ± `retryJitter`), or the dead-letter topic.
+ */
+export function nextStep(
+  attempt: number,
+  succeeded: boolean,
+  failedAt: Date,
+  delaysMs: readonly number[],
+  random: () => number = Math.random,
+): NextStep {
   if (!Number.isInteger(attempt) || attempt < 1 || attempt > maxAttempts) throw new RangeError(`attempt ${attempt} out of range`);
   if (succeeded) return { kind: 'done' };
   if (attempt === maxAttempts) return { kind: 'dead' };
@@ -47,7 +66,7 @@ export function nextStep(attempt: number, succeeded: boolean, failedAt: Date, de
     kind: 'retry',
     attempt: attempt + 1,
     topic: retryTopics[attempt - 1]!,
-    dueAt: new Date(failedAt.getTime() + delaysMs[attempt - 1]!),
+    dueAt: new Date(failedAt.getTime() + jittered(delaysMs[attempt - 1]!, random)),
   };
 }
 

@@ -23,6 +23,34 @@ describe('Semaphore', () => {
     expect(peak).toBe(2);
     expect(order).toEqual([1, 2, 3, 4, 5]);
   });
+
+  it('applies a lower limit as holders release and a higher one at once', async () => {
+    const semaphore = new Semaphore(4);
+    const releases: Array<() => void> = [];
+    let running = 0;
+    const hold = () =>
+      semaphore.run(async () => {
+        running += 1;
+        await new Promise<void>((resolve) => releases.push(resolve));
+        running -= 1;
+      });
+    const all = Array.from({ length: 8 }, hold);
+    await tick();
+    expect(running).toBe(4);
+    semaphore.setLimit(1);
+    releases.splice(0, 4).forEach((release) => release());
+    await tick();
+    expect(running).toBe(1);
+    semaphore.setLimit(3);
+    await tick();
+    expect(running).toBe(3);
+    while (releases.length > 0) {
+      releases.splice(0).forEach((release) => release());
+      await tick();
+    }
+    await Promise.all(all);
+    expect(semaphore.inUse).toBe(0);
+  });
 });
 
 describe('KeyedSerializer', () => {

@@ -1,9 +1,20 @@
-/** A counting semaphore: at most `limit` holders; waiters are served first come, first served. */
+/**
+ * A counting semaphore: at most `limit` holders; waiters are served first come, first served. The
+ * limit may change: a lower one takes effect as holders release (none is interrupted).
+ */
 export class Semaphore {
   private active = 0;
   private readonly waiters: Array<() => void> = [];
 
-  constructor(private readonly limit: number) {}
+  constructor(private limit: number) {}
+
+  setLimit(limit: number): void {
+    this.limit = Math.max(1, limit);
+    while (this.active < this.limit && this.waiters.length > 0) {
+      this.active += 1;
+      this.waiters.shift()!();
+    }
+  }
 
   get inUse(): number {
     return this.active;
@@ -22,7 +33,7 @@ export class Semaphore {
   }
 
   release(): void {
-    const next = this.waiters.shift();
+    const next = this.active <= this.limit ? this.waiters.shift() : undefined;
     if (next) next();
     else this.active -= 1;
   }

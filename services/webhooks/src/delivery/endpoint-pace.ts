@@ -1,0 +1,124 @@
+export interface PaceOptions {
+  /** Attempts in flight per endpoint (WEBHOOK_ENDPOINT_CONCURRENCY). */
+  concurrency: number;
+  /** Most deliveries one endpoint may hold here, whatever its pace (WEBHOOK_ENDPOINT_QUEUE_LIMIT). */
+  queueLimit: number;
+  /** Longest expected wait of a queued delivery before further ones are parked (WEBHOOK_ENDPOINT_MAX_QUEUE_WAIT_MS). */
+  maxQueueWaitMs: number;
+}
+
+/** One delivery an endpoint holds: waiting for its turn, then running. */
+export interface PaceTicket {
+  readonly endpointId: string;
+  readonly enteredAt: number;
+  startedAt?: number;
+}
+
+interface EndpointState {
+  /** Tickets not started yet, oldest first (a Set keeps insertion order). */
+  waiting: Set<PaceTicket>;
+  /** Tickets whose request is in flight (at most `concurrency`). */
+  running: Set<PaceTicket>;
+  /** Tickets started and not left yet (being logged and handed off). */
+  settling: number;
+  /** Smoothed attempt duration (ms); undefined until one ended. */
+  averageMs: number | undefined;
+}
+
+const maxRemembered = 10_000;
+
+/**
+ * How much work an endpoint may hold in this replica: its concurrency, plus a queue it drains
+ * within `maxQueueWaitMs` at its pace (the smoothed duration of its attempts, or the age of its
+ * oldest request in flight if longer: a hanging endpoint shows as slow before any attempt ends),
+ * never more than `queueLimit`; and nothing more while its oldest waiting delivery has waited longer
+ * than `maxQueueWaitMs` (an endpoint starved by its workspace's share). A fast endpoint absorbs a
+ * burst; a hanging one holds about its concurrency, and the rest of its work is parked. O(1) per
+ * delivery; the age check reads at most `concurrency` entries, only when the endpoint is at its
+ * concurrency.
+ */
+export class EndpointPace {
+  private readonly endpoints = new Map<string, EndpointState>();
+
+  constructor(private readonly options: PaceOptions) {}
+
+  load(endpointId: string): number {
+    const state = this.endpoints.get(endpointId);
+    return state ? state.waiting.size + state.running.size + state.settling : 0;
+  }
+
+  /** Deliveries the endpoint may hold here now. */
+  capacity(endpointId: string, now = Date.now()): number {
+    const { concurrency, queueLimit, maxQueueWaitMs } = this.options;
+    const state = this.endpoints.get(endpointId);
+    if (!state || this.load(endpointId) < concurrency) return queueLimit;
+    const oldestWaiting = state.waiting.values().next().value;
+    if (oldestWaiting && now - oldestWaiting.enteredAt > maxQueueWaitMs) return 0;
+    let paceMs = state.averageMs ?? 0;
+    for (const ticket of state.running) paceMs = Math.max(paceMs, now - (ticket.startedAt ?? now));
+    if (paceMs <= 0) return queueLimit;
+    // What it finishes within maxQueueWaitMs at its pace (concurrency attempts per paceMs), at least one.
+    return Math.max(1, Math.min(queueLimit, Math.floor((concurrency * maxQueueWaitMs) / paceMs)));
+  }
+
+  /**
+   * Requests the endpoint may have in flight: its concurrency once its attempts are known to be
+   * quick; an eighth of it until one ended (slow start: a new or silent endpoint does not get every
+   * connection at once); as many as finish within `maxQueueWaitMs` at its smoothed pace, at least
+   * one, when slow (a hanging endpoint keeps a few requests, and a few connections, not all).
+   */
+  concurrency(endpointId: string): number {
+    const { concurrency, maxQueueWaitMs } = this.options;
+    const averageMs = this.endpoints.get(endpointId)?.averageMs;
+    if (averageMs === undefined) return Math.max(1, Math.ceil(concurrency / 8));
+    if (averageMs <= 0) return concurrency;
+    return Math.max(1, Math.min(concurrency, Math.floor((concurrency * maxQueueWaitMs) / averageMs)));
+  }
+
+  /** Room left before the endpoint's further deliveries are parked. */
+  room(endpointId: string): number {
+    return Math.max(0, this.capacity(endpointId) - this.load(endpointId));
+  }
+
+  /** The endpoint takes one more delivery (waiting for its turn). */
+  enter(endpointId: string): PaceTicket {
+    const ticket: PaceTicket = { endpointId, enteredAt: Date.now() };
+    this.stateOf(endpointId).waiting.add(ticket);
+    return ticket;
+  }
+
+  /** Its request starts; call the returned function when it ended. */
+  started(ticket: PaceTicket): () => void {
+    const state = this.stateOf(ticket.endpointId);
+    state.waiting.delete(ticket);
+    ticket.startedAt = Date.now();
+    state.running.add(ticket);
+    return () => {
+      if (!state.running.delete(ticket)) return;
+      state.settling += 1;
+      const durationMs = Date.now() - (ticket.startedAt ?? Date.now());
+      state.averageMs = state.averageMs === undefined ? durationMs : state.averageMs * 0.8 + durationMs * 0.2;
+    };
+  }
+
+  /** The delivery is settled (or was never attempted). */
+  leave(ticket: PaceTicket): void {
+    const state = this.endpoints.get(ticket.endpointId);
+    if (!state) return;
+    if (!state.waiting.delete(ticket) && !state.running.delete(ticket)) state.settling = Math.max(0, state.settling - 1);
+  }
+
+  private stateOf(endpointId: string): EndpointState {
+    let state = this.endpoints.get(endpointId);
+    if (!state) {
+      if (this.endpoints.size >= maxRemembered) this.forgetIdle();
+      state = { waiting: new Set(), running: new Set(), settling: 0, averageMs: undefined };
+      this.endpoints.set(endpointId, state);
+    }
+    return state;
+  }
+
+  private forgetIdle(): void {
+    for (const [endpointId] of this.endpoints) if (this.load(endpointId) === 0) this.endpoints.delete(endpointId);
+  }
+}
