@@ -133,16 +133,7 @@ export async function findAttachment(db: Queryable, id: string): Promise<Attachm
  */
 export async function insertAttachmentOnce(
   db: Queryable,
-  attachment: {
-    id: string;
-    workspaceId: string;
-    taskId: string;
-    name: string;
-    contentType: string;
-    size: number;
-    downloadToken: string;
-    objectKey: string;
-  },
+  attachment: Omit<AttachmentRecord, 'createdAt'>,
 ): Promise<{ record: AttachmentRecord; created: boolean }> {
   const inserted = await db.query(
     `INSERT INTO attachments (id, workspace_id, task_id, name, content_type, size_bytes, download_token, object_key)
