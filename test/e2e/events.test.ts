@@ -26,8 +26,9 @@ import {
   type Task,
 } from '../support/fixtures.js';
 import { testServiceEnv } from '../support/test-env.js';
+import { taskEventsTopic } from '@tws/contracts';
 
-const topic = 'task-events.v1';
+const topic = taskEventsTopic;
 const EVENT_ID = /^evt_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const DATA_KEYS = ['assigneeId', 'createdAt', 'id', 'isCompleted', 'labels', 'listId', 'name', 'number', 'projectId', 'statusId'];
 

@@ -12,6 +12,7 @@ import { pollUntil } from '../support/fixtures.js';
 import { testServiceEnv } from '../support/test-env.js';
 import { taskEventMessage } from '../support/webhooks/fixtures.js';
 import { startReceiver, type TestReceiver } from '../support/webhooks/receiver.js';
+import { taskEventsTopic } from '@tws/contracts';
 
 /**
  * Crash and restart of the webhooks service mid-stream, on a stack of its own (the shared one keeps
@@ -57,7 +58,7 @@ describe('webhooks service restarts lose no delivery', () => {
     );
     const producer = kafka.producer();
     await producer.connect();
-    await producer.send({ topic: 'task-events.v1', acks: -1, messages: events.map((event) => event.message) });
+    await producer.send({ topic: taskEventsTopic, acks: -1, messages: events.map((event) => event.message) });
     await producer.disconnect();
 
     await receiver.waitFor(40, 30_000);

@@ -7,6 +7,7 @@ import { createProject, createTask, keyOf, patchTask, type CreatedProject } from
 import { setDnsRecord } from '@tws/devstack';
 import { findOnTopic, registerWebhook, waitForDeliveryLog, type DeliveryLog } from '../support/webhooks/fixtures.js';
 import { startReceiver, type TestReceiver } from '../support/webhooks/receiver.js';
+import { deadLetterTopic } from '@tws/contracts';
 
 const stack = inject('stack');
 const { webhooks } = stack;
@@ -90,7 +91,7 @@ describe(`webhook retries (delays ${webhooks.retryDelays} instead of 5m,30m,2h,8
     );
     expect(delivery?.nextAttemptAt).toBeNull();
 
-    const dead = await findOnTopic('webhooks.dead', (message) => message.headers['delivery-id'] === delivery?.id);
+    const dead = await findOnTopic(deadLetterTopic, (message) => message.headers['delivery-id'] === delivery?.id);
     expect(dead.headers).toMatchObject({ 'event-id': delivery?.eventId, attempt: '5', 'event-type': 'task.created', 'workspace-id': workspace.workspace.id });
     expect(JSON.parse(dead.value)).toMatchObject({
       deliveryId: delivery?.id,

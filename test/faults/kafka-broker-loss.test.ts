@@ -4,13 +4,14 @@ import kafkajs, { Kafka, logLevel, type Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TaskEventCollector } from '../support/faults/kafka-collector.js';
 import { countBy, instancesOf, sleep, stackWorkspace, startFaultStack, timedCall, type TimedResponse } from '../support/faults/stack.js';
+import { deadLetterTopic, redeliveryTopic, retryTopics, taskEventsTopic } from '@tws/contracts';
 
 const BURST_MS = 40_000;
 const KILL_AFTER_MS = 5_000;
 const CHANGES_PER_SECOND = 8;
 const { ConfigResourceTypes } = kafkajs;
-const taskTopic = 'task-events.v1';
-const webhookTopics = ['webhooks.retry.5m', 'webhooks.retry.30m', 'webhooks.retry.2h', 'webhooks.retry.8h', 'webhooks.redeliver', 'webhooks.dead'];
+const taskTopic = taskEventsTopic;
+const webhookTopics = [...retryTopics, redeliveryTopic, deadLetterTopic];
 
 /**
  * A 3-node KRaft cluster: migrate creates every topic with 3 replicas and min.insync.replicas 2,
@@ -157,7 +158,7 @@ describe('Kafka: one broker of three killed during a burst of task changes', () 
   }, 420_000);
 
   it('migrate refuses an existing topic below the configured replication factor or min.insync.replicas', async () => {
-    const topic = 'webhooks.dead';
+    const topic = deadLetterTopic;
     const recreate = async (replicationFactor: number, minIsr: string): Promise<void> => {
       await admin!.deleteTopics({ topics: [topic] });
       // Deletion completes asynchronously: retry the creation until the name is free.

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { testServiceEnv } from '../support/test-env.js';
 import { taskEventMessage } from '../support/webhooks/fixtures.js';
 import { startReceiver, type TestReceiver } from '../support/webhooks/receiver.js';
+import { taskEventsTopic } from '@tws/contracts';
 
 /**
  * Issue #14, finding 3: deleting an endpoint stops its first attempts too, not only its retries, on
@@ -60,7 +61,7 @@ describe('deleting a webhook endpoint stops its attempts on every replica', () =
     const events = Array.from({ length: 3_000 }, (_, index) => taskEventMessage({ workspaceId, kind: 'task.created', name: `burst ${index}` }));
     const producer = kafka.producer();
     await producer.connect();
-    await producer.send({ topic: 'task-events.v1', acks: -1, messages: events.map((event) => event.message) });
+    await producer.send({ topic: taskEventsTopic, acks: -1, messages: events.map((event) => event.message) });
     await producer.disconnect();
 
     await receiver.waitFor(150, 60_000);

@@ -9,6 +9,7 @@ import type { Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { kafkaClient, taskEventMessage } from '../support/webhooks/fixtures.js';
 import { startReceiver, type TestReceiver } from '../support/webhooks/receiver.js';
+import { taskEventsTopic } from '@tws/contracts';
 
 /**
  * Issue #14, finding 2: one workspace must not delay another's webhooks. Workspace A has ten
@@ -74,18 +75,18 @@ describe('a workspace with hanging endpoints does not delay another workspace', 
     const victimSentAt = new Map<string, number>();
     const victimAckedAt = new Map<string, number>();
     // Warm the producer up (connection, topic metadata) before the clock runs.
-    await producer.send({ topic: 'task-events.v1', acks: -1, messages: [taskEventMessage({ workspaceId: randomUUID(), kind: 'task.updated' }).message] });
+    await producer.send({ topic: taskEventsTopic, acks: -1, messages: [taskEventMessage({ workspaceId: randomUUID(), kind: 'task.updated' }).message] });
     const sends: Array<Promise<unknown>> = [];
     const started = Date.now();
     for (let tick = 0; tick < FEED_SECONDS * NOISY_RATE; tick++) {
       const event = taskEventMessage({ workspaceId: noisyWorkspace, kind: 'task.updated', taskId: noisyTasks[tick % noisyTasks.length], name: `noisy ${tick}` });
       noisyIds.push(event.payload.id);
-      sends.push(producer.send({ topic: 'task-events.v1', acks: -1, messages: [event.message] }));
+      sends.push(producer.send({ topic: taskEventsTopic, acks: -1, messages: [event.message] }));
       if (tick % (NOISY_RATE / VICTIM_RATE) === 0) {
         const probe = taskEventMessage({ workspaceId: victimWorkspace, kind: 'task.updated', name: `victim ${tick}` });
         victimSentAt.set(probe.payload.id, Date.now());
         sends.push(
-          producer.send({ topic: 'task-events.v1', acks: -1, messages: [probe.message] }).then(() => victimAckedAt.set(probe.payload.id, Date.now())),
+          producer.send({ topic: taskEventsTopic, acks: -1, messages: [probe.message] }).then(() => victimAckedAt.set(probe.payload.id, Date.now())),
         );
       }
       const next = started + ((tick + 1) * 1000) / NOISY_RATE;

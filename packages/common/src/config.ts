@@ -70,6 +70,23 @@ export function checkKafkaSasl(config: {
 }
 
 /**
+ * The Kafka connection variables, spread into the parseConfig shape of every service (and migrate
+ * step) that talks to Kafka; `kafkaSecurity(config)` turns them into client options and
+ * `checkKafkaSasl(config)` checks the cross-field rule.
+ */
+export const kafkaConnectionEnv = {
+  KAFKA_BROKERS: env.list(),
+  /** TLS to the brokers (system trust store, or KAFKA_SSL_CA_FILE). */
+  KAFKA_SSL: env.bool(false),
+  /** PEM CA bundle for the brokers' certificates. */
+  KAFKA_SSL_CA_FILE: env.optionalText(),
+  /** SASL mechanism: plain, scram-sha-256 or scram-sha-512; unset: no SASL. */
+  KAFKA_SASL_MECHANISM: env.saslMechanism(),
+  KAFKA_SASL_USERNAME: env.optionalText(),
+  KAFKA_SASL_PASSWORD: env.optionalText(),
+};
+
+/**
  * Settings of the topics a migration step creates (tasks: task-events.v1; webhooks: the retry,
  * redelivery and dead-letter topics), spread into its parseConfig shape. Replication defaults to
  * 3 copies with 2 in sync, so one broker can be lost; the local stack sets 1 and 1.

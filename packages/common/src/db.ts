@@ -1,4 +1,5 @@
 import pg from 'pg';
+import type { ReadinessCheck } from './readiness.js';
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
@@ -76,4 +77,20 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     return true;
   }
   return /timeout exceeded when trying to connect|Connection terminated/i.test(error.message);
+}
+
+/** A pool or a client inside a transaction: every store function accepts either. */
+export type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
+
+/** The SQLSTATEs the services act on. */
+export const pgErrorCodes = { uniqueViolation: '23505', foreignKeyViolation: '23503' } as const;
+
+/** True when `error` is a Postgres error with that SQLSTATE. */
+export function isPgError(error: unknown, code: string): boolean {
+  return typeof error === 'object' && error !== null && 'code' in error && (error as { code: unknown }).code === code;
+}
+
+/** The readiness check of a service's own database: one round trip on the pool. */
+export function postgresReadiness(pool: Queryable): ReadinessCheck {
+  return { name: 'postgres', check: async () => void (await pool.query('SELECT 1')) };
 }

@@ -33,6 +33,32 @@ export function callUnary<Req, Res>(
   });
 }
 
+// The generated clients' last overload is `(request, callback)`; conditional types read that one.
+type RequestOf<M> = M extends (request: infer Req, callback: grpc.requestCallback<infer _Res>) => grpc.ClientUnaryCall ? Req : never;
+type ResponseOf<M> = M extends (request: infer _Req, callback: grpc.requestCallback<infer Res>) => grpc.ClientUnaryCall ? Res : never;
+
+/** Promise-returning unary calls of a generated client: `await api.GetWorkspace({ … })`. */
+export type UnaryApi<Client, Name extends keyof Client> = {
+  [N in Name]: (request: RequestOf<Client[N]>, options?: CallOptions) => Promise<ResponseOf<Client[N]>>;
+};
+
+/**
+ * The one promisifier: the named unary RPCs of a generated client as promise-returning functions,
+ * each call with `deadlineMs` unless the caller passes its own options.
+ */
+export function unaryApi<Client extends grpc.Client, const Name extends keyof Client & string>(
+  client: Client,
+  names: readonly Name[],
+  deadlineMs: number,
+): UnaryApi<Client, Name> {
+  const api: Partial<Record<Name, (request: unknown, options?: CallOptions) => Promise<unknown>>> = {};
+  for (const name of names) {
+    const method = client[name] as UnaryMethod<unknown, unknown>;
+    api[name] = (request: unknown, options?: CallOptions) => callUnary(client, method, request, { deadlineMs, ...options });
+  }
+  return api as UnaryApi<Client, Name>;
+}
+
 export function isGrpcError(error: unknown): error is grpc.ServiceError {
   return typeof error === 'object' && error !== null && 'code' in error && 'details' in error && 'metadata' in error;
 }

@@ -1,4 +1,4 @@
-import { checkKafkaSasl, env, parseConfig } from '@tws/common';
+import { kafkaConnectionEnv, checkKafkaSasl, env, parseConfig } from '@tws/common';
 
 /** The only place the tasks service reads its environment. */
 export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
@@ -10,16 +10,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
       OPS_PORT: env.port(9101),
       DATABASE_URL: env.url(),
       DATABASE_POOL_SIZE: env.count(20),
-      KAFKA_BROKERS: env.list(),
       KAFKA_CLIENT_ID: env.text('tasks'),
-      /** TLS to the brokers (system trust store, or KAFKA_SSL_CA_FILE). */
-      KAFKA_SSL: env.bool(false),
-      /** PEM CA bundle for the brokers' certificates. */
-      KAFKA_SSL_CA_FILE: env.optionalText(),
-      /** SASL mechanism: plain, scram-sha-256 or scram-sha-512; unset: no SASL. */
-      KAFKA_SASL_MECHANISM: env.saslMechanism(),
-      KAFKA_SASL_USERNAME: env.optionalText(),
-      KAFKA_SASL_PASSWORD: env.optionalText(),
+      ...kafkaConnectionEnv,
       /** Outbox rows published per Kafka request. */
       OUTBOX_BATCH_SIZE: env.count(200),
       /** Polling fallback of the relay when no LISTEN/NOTIFY wake-up arrives. */

@@ -1,6 +1,6 @@
 import { createLogger, createMetricsRegistry, kafkaSecurity, createPool, exitOnStartupFailure, grpcServerMetrics, serveBackend } from '@tws/common';
 import { loadConfig } from './config.js';
-import { taskEventsTopic } from './events/topics.js';
+import { taskEventsTopic } from '@tws/contracts';
 import { kafkaPublisher } from './outbox/publisher.js';
 import { OutboxRelay } from './outbox/relay.js';
 import { buildGrpcServices } from './server.js';

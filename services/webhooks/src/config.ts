@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { checkKafkaSasl, env, parseConfig } from '@tws/common';
+import { checkKafkaSasl, kafkaConnectionEnv, env, parseConfig } from '@tws/common';
 import { parseCidrList } from './net/address-guard.js';
 import { parseRetryDelays } from './retry/schedule.js';
 
@@ -80,7 +80,6 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
       OPS_PORT: env.port(9103),
       DATABASE_URL: env.url(),
       DATABASE_POOL_SIZE: env.count(10),
-      KAFKA_BROKERS: env.list(),
       KAFKA_CLIENT_ID: env.text('webhooks'),
       /** Encrypts endpoint secrets at rest (AES-256-GCM). */
       WEBHOOK_SECRET_ENCRYPTION_KEY: encryptionKey(),
@@ -117,14 +116,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
       WEBHOOK_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
       /** Kafka partitions of the retry, redelivery and dead-letter topics (set by migrate.js). */
       KAFKA_TOPIC_PARTITIONS: env.count(6),
-      /** TLS to the brokers (system trust store, or KAFKA_SSL_CA_FILE). */
-      KAFKA_SSL: env.bool(false),
-      /** PEM CA bundle for the brokers' certificates. */
-      KAFKA_SSL_CA_FILE: env.optionalText(),
-      /** SASL mechanism: plain, scram-sha-256 or scram-sha-512; unset: no SASL. */
-      KAFKA_SASL_MECHANISM: env.saslMechanism(),
-      KAFKA_SASL_USERNAME: env.optionalText(),
-      KAFKA_SASL_PASSWORD: env.optionalText(),
+      ...kafkaConnectionEnv,
     },
     source,
   );

@@ -15,7 +15,7 @@ import { DeliveryPipeline } from './delivery/pipeline.js';
 import { createWebhookMetrics } from './metrics.js';
 import { HostVetter } from './net/host-vetting.js';
 import { WebhookSender } from './net/sender.js';
-import { redeliveryTopic, retryTopics, taskEventsTopic } from './retry/schedule.js';
+import { redeliveryTopic, retryTopics, taskEventsTopic, webhookConsumerGroups as consumerGroups } from '@tws/contracts';
 import { webhooksService } from './server.js';
 import { SecretBox } from './signing/secret-box.js';
 
@@ -27,9 +27,6 @@ export interface WebhooksRuntime {
   workers: ShutdownStep[];
   resources: ShutdownStep[];
 }
-
-/** Consumer groups: one for fresh events, one for scheduled attempts (delays and redeliveries). */
-export const consumerGroups = { events: 'webhooks.deliveries', scheduled: 'webhooks.scheduled-attempts' } as const;
 
 /** Wires the webhooks service from its configuration; main.ts runs it under serveBackend. */
 export function buildWebhooksRuntime(config: WebhooksConfig, logger: Logger, registry: Registry): WebhooksRuntime {

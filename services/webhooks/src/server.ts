@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type * as grpc from '@grpc/grpc-js';
 import { DomainError, grpcServerMetrics, invalid, notFound, unary, type GrpcServiceRegistration, type Logger } from '@tws/common';
 import { loadWebhooksProto } from '@tws/proto-types';
+import { redeliveryTopic, scheduledAttemptMessage, taskEventKinds as eventTypes } from '@tws/contracts';
 import type { Attempt } from '@tws/proto-types/generated/webhooks/v1/Attempt';
 import type { CreateEndpointResponse } from '@tws/proto-types/generated/webhooks/v1/CreateEndpointResponse';
 import type { DeleteEndpointResponse } from '@tws/proto-types/generated/webhooks/v1/DeleteEndpointResponse';
@@ -12,13 +13,11 @@ import type { ListDeliveriesResponse } from '@tws/proto-types/generated/webhooks
 import type { ListEndpointsResponse } from '@tws/proto-types/generated/webhooks/v1/ListEndpointsResponse';
 import type { RedeliverDeliveryResponse } from '@tws/proto-types/generated/webhooks/v1/RedeliverDeliveryResponse';
 import type { Registry } from 'prom-client';
-import { eventTypes } from './consumer/messages.js';
 import type { DeliveryLogEntry, DeliveryStore } from './db/deliveries.js';
 import type { EndpointRecord, EndpointStore } from './db/endpoints.js';
 import type { HandoffProducer } from './delivery/handoff-producer.js';
 import type { WebhookMetrics } from './metrics.js';
 import type { HostVetter } from './net/host-vetting.js';
-import { redeliveryTopic } from './retry/schedule.js';
 import type { SecretBox } from './signing/secret-box.js';
 
 export interface WebhooksServiceDeps {
@@ -182,11 +181,13 @@ export function webhooksService(deps: WebhooksServiceDeps): GrpcServiceRegistrat
       if (!created) throw notFound('delivery not found');
       const now = new Date();
       try {
-        await deps.producer.send(redeliveryTopic, {
-          key: id,
-          value: JSON.stringify({ deliveryId: id, eventId: created.eventId, endpointId: input.endpointId, attempt: 1, notBefore: now.toISOString() }),
-          headers: { attempt: '1', 'not-before': now.toISOString(), 'delivery-id': id, 'event-id': created.eventId, 'redelivery-of': input.deliveryId },
-        });
+        await deps.producer.send(
+          redeliveryTopic,
+          scheduledAttemptMessage(
+            { deliveryId: id, eventId: created.eventId, endpointId: input.endpointId, attempt: 1, notBefore: now.toISOString() },
+            { redeliveryOf: input.deliveryId },
+          ),
+        );
       } catch (error) {
         await deps.deliveries.cancel([id]).catch(() => undefined);
         deps.logger.error({ err: error }, 'cannot queue a redelivery');

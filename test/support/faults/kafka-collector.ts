@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel, type Consumer } from 'kafkajs';
+import { taskEventsTopic } from '@tws/contracts';
 
 export interface CollectedEvent {
   id: string;
@@ -21,7 +22,7 @@ export class TaskEventCollector {
     const consumer = kafka.consumer({ groupId: `faults-collector-${randomUUID()}` });
     const collector = new TaskEventCollector(consumer);
     await consumer.connect();
-    await consumer.subscribe({ topic: 'task-events.v1', fromBeginning: true });
+    await consumer.subscribe({ topic: taskEventsTopic, fromBeginning: true });
     await consumer.run({
       eachMessage: async ({ partition, message }) => {
         const payload = JSON.parse(message.value?.toString('utf8') ?? '{}') as { id: string; event: string; data: { id: string; name: string } };

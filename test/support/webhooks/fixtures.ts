@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel, type Consumer, type IHeaders } from 'kafkajs';
 import { inject } from 'vitest';
 import { api, type Credentials } from '../api.js';
+import { taskEventsTopic } from '@tws/contracts';
 
 export type EventKind = 'task.created' | 'task.updated' | 'task.completed';
 export const allEventKinds: EventKind[] = ['task.created', 'task.updated', 'task.completed'];
@@ -109,7 +110,7 @@ export async function publishTaskEvents(messages: Array<{ key: string; value: st
   const producer = kafkaClient().producer();
   await producer.connect();
   try {
-    await producer.send({ topic: 'task-events.v1', acks: -1, messages });
+    await producer.send({ topic: taskEventsTopic, acks: -1, messages });
   } finally {
     await producer.disconnect();
   }

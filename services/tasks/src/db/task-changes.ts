@@ -1,5 +1,5 @@
 import type { Label, RichTextNodes, SystemType, Task } from '../domain/model.js';
-import type { TaskEvent } from '../events/task-event.js';
+import type { TaskEvent } from '@tws/contracts';
 import type { Queryable } from './queryable.js';
 
 /** A task as read for a PATCH, with what the PATCH refers to resolved in the same statement. */

@@ -1,4 +1,4 @@
-import type { TaskEvent } from '../events/task-event.js';
+import type { TaskEvent } from '@tws/contracts';
 import type { Queryable } from './queryable.js';
 
 /** One task of a creation batch (all items of a batch go to the same section). */

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { invalid } from '@tws/common';
-import type { TaskEventKind } from '../events/task-event.js';
+import type { TaskEventKind } from '@tws/contracts';
 import type { RichTextNodes, SystemType } from './model.js';
 
 /** The mutable state of a task. */

@@ -1,5 +1,5 @@
 import type { Pool } from '@tws/common';
-import { KeyedBatcher } from '../db/keyed-batcher.js';
+import { KeyedBatcher } from '@tws/common';
 import { readTasksForChange, writeTaskChanges, type ChangeReferences, type TaskForChange, type TaskWrite } from '../db/task-changes.js';
 import { createTasks, type CreateOutcome, type NewTask, type SectionKey } from '../db/task-creation.js';
 import { freePlanLimits } from './model.js';

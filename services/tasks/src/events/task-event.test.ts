@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Task } from '../domain/model.js';
-import { buildTaskEvent, taskEventSchema } from './task-event.js';
+import { taskEventSchema } from '@tws/contracts';
+import { buildTaskEvent } from './task-event.js';
 
 const task: Task = {
   id: '7d1c1c2e-36c1-4b7e-9f55-0a7f8d0f3c11',
@@ -39,19 +40,5 @@ describe('task events', () => {
       },
     });
     expect(taskEventSchema.parse(event)).toEqual(event);
-  });
-
-  it('the schema refuses extra fields and malformed values', () => {
-    const { event } = buildTaskEvent('task.updated', task);
-    expect(taskEventSchema.safeParse({ ...event, data: { ...event.data, description: [] } }).success).toBe(false);
-    expect(taskEventSchema.safeParse({ ...event, id: 'evt_123' }).success).toBe(false);
-    expect(taskEventSchema.safeParse({ ...event, event: 'task.deleted' }).success).toBe(false);
-    expect(taskEventSchema.safeParse({ ...event, createdAt: '2026-11-22T10:00:01Z' }).success).toBe(false);
-  });
-
-  it('the schema output keeps the contract field order whatever order the input had', () => {
-    const { event } = buildTaskEvent('task.completed', task);
-    const shuffled = Object.fromEntries(Object.entries(event).reverse());
-    expect(Object.keys(taskEventSchema.parse(shuffled))).toEqual(['id', 'event', 'createdAt', 'data']);
   });
 });

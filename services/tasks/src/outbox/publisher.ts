@@ -1,12 +1,6 @@
 import { createKafka, type Logger } from '@tws/common';
+import type { OutboundMessage } from '@tws/contracts';
 import { Partitioners, type KafkaConfig, type Producer } from 'kafkajs';
-
-/** One message to publish: key, value and string headers. */
-export interface OutboundMessage {
-  key: string;
-  value: string;
-  headers: Record<string, string>;
-}
 
 /**
  * The relay's only door to Kafka (kafkajs is in maintenance mode: a compatible client can replace

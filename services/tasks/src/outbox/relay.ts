@@ -1,8 +1,8 @@
 import type { Logger, Pool } from '@tws/common';
 import pg from 'pg';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { taskEventSchema } from '../events/task-event.js';
-import type { EventPublisher, OutboundMessage } from './publisher.js';
+import { taskEventMessage, taskEventSchema, type OutboundMessage } from '@tws/contracts';
+import type { EventPublisher } from './publisher.js';
 
 export interface RelayOptions {
   /** Connection string for the relay's own session (it holds the advisory lock). */
@@ -245,12 +245,8 @@ export class OutboxRelay {
         continue;
       }
       publishedIds.push(row.id);
-      messages.push({
-        key: row.aggregateid,
-        // The zod output has the contract's field order.
-        value: JSON.stringify(parsed.data),
-        headers: { 'event-id': parsed.data.id, 'event-type': parsed.data.event, 'workspace-id': row.workspace_id },
-      });
+      // The zod output has the contract's field order; key = task id (= row.aggregateid, checked above).
+      messages.push(taskEventMessage(parsed.data, row.workspace_id));
     }
     try {
       await this.options.publisher.publish(this.options.topic, messages);

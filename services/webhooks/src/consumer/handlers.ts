@@ -2,9 +2,8 @@ import type { Logger } from '@tws/common';
 import type { DeliveryStore, DeliveryWork } from '../db/deliveries.js';
 import type { DeliveryPipeline } from '../delivery/pipeline.js';
 import type { WebhookMetrics } from '../metrics.js';
-import { attemptOfTopic, redeliveryTopic } from '../retry/schedule.js';
-import { MicroBatcher, retryUntilDone } from '../util/concurrency.js';
-import { headerText, originalOf, parseScheduledAttempt, parseTaskEvent, type ParsedTaskEvent } from './messages.js';
+import { MicroBatcher, retryUntilDone } from '@tws/common';
+import { attemptOfTopic, notBeforeOf, originalOf, parseScheduledAttempt, parseTaskEvent, redeliveryTopic, type ParsedTaskEvent } from '@tws/contracts';
 import type { Acceptance, IncomingMessage, MessageHandler } from './runner.js';
 
 interface HandlerDeps {
@@ -123,7 +122,7 @@ export class ScheduledAttemptHandler implements MessageHandler {
         due.push(undefined);
         continue;
       }
-      const notBefore = Date.parse(headerText(message.headers, 'not-before') ?? scheduled.notBefore);
+      const notBefore = Date.parse(notBeforeOf(message.headers) ?? scheduled.notBefore);
       if (notBefore > now) {
         pauseUntil = notBefore;
         break;

@@ -1,7 +1,7 @@
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from '@tws/common';
 import type { WebhookMetrics } from '../metrics.js';
-import { sleep } from '../util/concurrency.js';
+import { sleep } from '@tws/common';
 import { PartitionTracker } from './partition-tracker.js';
 
 export interface IncomingMessage {

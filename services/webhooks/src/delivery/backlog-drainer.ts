@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '@tws/common';
 import type { BacklogStore } from '../db/backlog.js';
 import type { DeliveryStore } from '../db/deliveries.js';
-import { sleep } from '../util/concurrency.js';
+import { sleep } from '@tws/common';
 import type { DeliveryPipeline } from './pipeline.js';
 
 export interface DrainerOptions {

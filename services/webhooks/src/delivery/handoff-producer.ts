@@ -1,10 +1,5 @@
+import type { OutboundMessage } from '@tws/contracts';
 import type { Producer } from 'kafkajs';
-
-export interface OutgoingMessage {
-  key: string;
-  value: string;
-  headers: Record<string, string>;
-}
 
 /**
  * Produces retry, dead-letter and redelivery messages with acks from all in-sync replicas,
@@ -12,7 +7,7 @@ export interface OutgoingMessage {
  * the brokers acknowledged the message.
  */
 export class HandoffProducer {
-  private queue: Array<{ topic: string; message: OutgoingMessage; resolve: () => void; reject: (error: unknown) => void }> = [];
+  private queue: Array<{ topic: string; message: OutboundMessage; resolve: () => void; reject: (error: unknown) => void }> = [];
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -20,7 +15,7 @@ export class HandoffProducer {
     private readonly lingerMs = 2,
   ) {}
 
-  send(topic: string, message: OutgoingMessage): Promise<void> {
+  send(topic: string, message: OutboundMessage): Promise<void> {
     return new Promise((resolve, reject) => {
       this.queue.push({ topic, message, resolve, reject });
       this.timer ??= setTimeout(() => this.flush(), this.lingerMs);
@@ -32,7 +27,7 @@ export class HandoffProducer {
     const batch = this.queue;
     this.queue = [];
     if (batch.length === 0) return;
-    const byTopic = new Map<string, OutgoingMessage[]>();
+    const byTopic = new Map<string, OutboundMessage[]>();
     for (const { topic, message } of batch) byTopic.set(topic, [...(byTopic.get(topic) ?? []), message]);
     this.producer
       .sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) })

@@ -4,11 +4,11 @@ import type { AttemptRecord, DeliveryStore, DeliveryWork } from '../db/deliverie
 import type { WebhookMetrics } from '../metrics.js';
 import type { AttemptResult, WebhookSender } from '../net/sender.js';
 import type { HandoffProducer } from './handoff-producer.js';
-import { scheduleHeaders, type SourceRef } from '../consumer/messages.js';
-import { deadLetterTopic, maxAttempts, nextStep, type NextStep } from '../retry/schedule.js';
+import { deadLetterMessage, deadLetterTopic, maxAttempts, scheduledAttemptMessage, type SourceRef } from '@tws/contracts';
+import { nextStep, type NextStep } from '../retry/schedule.js';
 import type { SecretBox } from '../signing/secret-box.js';
 import { EndpointPace, type PaceTicket } from './endpoint-pace.js';
-import { KeyedSerializer, MicroBatcher, retryUntilDone, Semaphore } from '../util/concurrency.js';
+import { KeyedSerializer, MicroBatcher, retryUntilDone, Semaphore } from '@tws/common';
 
 export interface PipelineOptions {
   store: DeliveryStore;
@@ -316,49 +316,41 @@ export class DeliveryPipeline {
     original: SourceRef | undefined,
     last: AttemptResult | undefined,
   ): Promise<void> {
-    const common = {
-      deliveryId: work.deliveryId,
-      eventId: work.eventId,
-      eventType: work.eventType,
-      workspaceId: work.workspaceId,
-      original,
-    };
+    const context = { eventType: work.eventType, workspaceId: work.workspaceId, original };
     if (step.kind === 'retry') {
       await this.durably(
         () =>
-          this.options.producer.send(step.topic, {
-            key: work.deliveryId,
-            value: JSON.stringify({
-              deliveryId: work.deliveryId,
-              eventId: work.eventId,
-              endpointId: work.endpointId,
-              attempt: step.attempt,
-              notBefore: step.dueAt.toISOString(),
-            }),
-            headers: scheduleHeaders({ ...common, attempt: step.attempt, notBefore: step.dueAt }),
-          }),
+          this.options.producer.send(
+            step.topic,
+            scheduledAttemptMessage(
+              { deliveryId: work.deliveryId, eventId: work.eventId, endpointId: work.endpointId, attempt: step.attempt, notBefore: step.dueAt.toISOString() },
+              context,
+            ),
+          ),
         `produce to ${step.topic}`,
       );
     } else {
       await this.durably(
         () =>
-          this.options.producer.send(deadLetterTopic, {
-            key: work.deliveryId,
-            value: JSON.stringify({
-              deliveryId: work.deliveryId,
-              eventId: work.eventId,
-              endpointId: work.endpointId,
-              workspaceId: work.workspaceId,
-              event: work.eventType,
-              attempts: maxAttempts,
-              failedAt: new Date().toISOString(),
-              lastOutcome: last?.outcome ?? null,
-              lastStatusCode: last && 'statusCode' in last ? (last.statusCode ?? null) : null,
-              lastError: last && 'error' in last ? last.error : null,
-              payload: JSON.parse(work.payload.toString('utf8')) as unknown,
-            }),
-            headers: scheduleHeaders({ ...common, attempt: maxAttempts, notBefore: new Date() }),
-          }),
+          this.options.producer.send(
+            deadLetterTopic,
+            deadLetterMessage(
+              {
+                deliveryId: work.deliveryId,
+                eventId: work.eventId,
+                endpointId: work.endpointId,
+                workspaceId: work.workspaceId,
+                event: work.eventType,
+                attempts: maxAttempts,
+                failedAt: new Date().toISOString(),
+                lastOutcome: last?.outcome ?? null,
+                lastStatusCode: last && 'statusCode' in last ? (last.statusCode ?? null) : null,
+                lastError: last && 'error' in last ? (last.error ?? null) : null,
+                payload: JSON.parse(work.payload.toString('utf8')) as unknown,
+              },
+              { original },
+            ),
+          ),
         'produce dead letter',
       );
       this.options.metrics.dead.inc();

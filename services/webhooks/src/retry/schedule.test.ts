@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { attemptOfTopic, jittered, nextStep, parseRetryDelays, retryJitter, retryTopics } from './schedule.js';
+import { jittered, nextStep, parseRetryDelays, retryJitter } from './schedule.js';
 
 describe('parseRetryDelays', () => {
   it('parses the contract defaults', () => {
@@ -43,11 +43,6 @@ describe('nextStep', () => {
   it('rejects attempts outside 1..5', () => {
     expect(() => nextStep(0, false, failedAt, delays)).toThrow(RangeError);
     expect(() => nextStep(6, false, failedAt, delays)).toThrow(RangeError);
-  });
-
-  it('maps topics back to attempts', () => {
-    expect(retryTopics.map(attemptOfTopic)).toEqual([2, 3, 4, 5]);
-    expect(attemptOfTopic('task-events.v1')).toBeUndefined();
   });
 });
 

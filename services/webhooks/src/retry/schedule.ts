@@ -1,22 +1,13 @@
+import { maxAttempts, retryTopicOf, type RetryTopic } from '@tws/contracts';
+
 /**
  * The retry schedule of the contract: 5 attempts in total; attempt n+1 is due a delay after
  * attempt n failed (5 min, 30 min, 2 h, 8 h by default), each drawn uniformly within ±10 %
  * (`retryJitter`) so the retries of deliveries that failed together (an endpoint outage) do not
  * all come back at the same instant. Each waiting attempt lives on its own Kafka
- * delay topic, whose name stays the contract's whatever delays are configured (tests shorten them).
+ * delay topic, whose name stays the contract's whatever delays are configured (tests shorten them):
+ * the topics and the attempt count are declared in @tws/contracts.
  */
-export const maxAttempts = 5;
-
-/** Delay topics by the attempt they carry: attempt 2 waits on `webhooks.retry.5m`, … */
-export const retryTopics = ['webhooks.retry.5m', 'webhooks.retry.30m', 'webhooks.retry.2h', 'webhooks.retry.8h'] as const;
-export type RetryTopic = (typeof retryTopics)[number];
-
-/** Permanently failed deliveries (after the 5th failed attempt). */
-export const deadLetterTopic = 'webhooks.dead';
-/** Manual redeliveries (a new attempt chain, attempt 1 at once). */
-export const redeliveryTopic = 'webhooks.redeliver';
-/** Where task change events come from (owned by the tasks service). */
-export const taskEventsTopic = 'task-events.v1';
 
 const units: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
@@ -65,13 +56,7 @@ export function nextStep(
   return {
     kind: 'retry',
     attempt: attempt + 1,
-    topic: retryTopics[attempt - 1]!,
+    topic: retryTopicOf(attempt + 1),
     dueAt: new Date(failedAt.getTime() + jittered(delaysMs[attempt - 1]!, random)),
   };
-}
-
-/** The attempt number a delay topic carries. */
-export function attemptOfTopic(topic: string): number | undefined {
-  const index = (retryTopics as readonly string[]).indexOf(topic);
-  return index === -1 ? undefined : index + 2;
 }

@@ -1,2 +1,0 @@
-/** Task change events, key = task id, value = the webhook payload of the API contract. */
-export const taskEventsTopic = 'task-events.v1';
