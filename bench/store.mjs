@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createLogger, createPool, runMigrations } from '@tws/common';
 import { startPostgres } from '@tws/devstack';
-import { DeliveryStore } from '../services/webhooks/dist/db/deliveries.js';
+import { DeliveryStore } from '../services/webhooks/dist/store/deliveries.js';
 
 const rounds = Number(process.env.BENCH_STORE_ROUNDS ?? 120);
 const attemptBatch = Number(process.env.BENCH_STORE_ATTEMPT_BATCH ?? 50);
@@ -26,7 +26,7 @@ try {
   logger.level = 'warn';
   const migrations = fileURLToPath(new URL('../services/webhooks/migrations', import.meta.url));
   await runMigrations({ url: postgres.url, schema: 'webhooks', directory: migrations, logger });
-  // Settings as the service's own pool (runtime.ts).
+  // Settings as the service's own pool (app.ts).
   const pool = createPool({ url: postgres.url, schema: 'webhooks', applicationName: 'bench-store', max: 2, settings: { random_page_cost: '1.1' } });
   const workspaceId = 'bench-store';
   for (let i = 0; i < endpointCount; i += 1) {

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { checkKafkaSasl, kafkaConnectionEnv, env, parseConfig } from '@tws/common';
-import { parseCidrList } from './net/address-guard.js';
-import { parseRetryDelays } from './retry/schedule.js';
+import { parseCidrList } from './clients/address-guard.js';
+import { parseRetryDelays } from './domain/retry/schedule.js';
 
 /** A 32-byte AES-256 key given as base64 (standard or url-safe). */
 const encryptionKey = () =>

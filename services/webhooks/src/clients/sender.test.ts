@@ -6,7 +6,7 @@ import { createTestPki, setDnsRecord, startTestDnsServer, type TestDnsServer, ty
 import { parseCidrList } from './address-guard.js';
 import { HostVetter } from './host-vetting.js';
 import { WebhookSender } from './sender.js';
-import { verifySignature } from '../signing/signature.js';
+import { verifySignature } from '../domain/signing/signature.js';
 
 /** The sender and the DNS/SSRF vetting against a real loopback DNS server and HTTPS receivers. */
 describe('HostVetter and WebhookSender', () => {

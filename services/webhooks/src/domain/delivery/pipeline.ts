@@ -1,12 +1,12 @@
 import type { Logger } from '@tws/common';
-import type { BacklogStore } from '../db/backlog.js';
-import type { AttemptRecord, DeliveryStore, DeliveryWork } from '../db/deliveries.js';
-import type { WebhookMetrics } from '../metrics.js';
-import type { AttemptResult, WebhookSender } from '../net/sender.js';
-import type { HandoffProducer } from './handoff-producer.js';
+import type { BacklogStore } from '../../store/backlog.js';
+import type { AttemptRecord, DeliveryStore, DeliveryWork } from '../../store/deliveries.js';
+import type { WebhookMetrics } from '../../metrics.js';
+import type { AttemptResult, WebhookSender } from '../../clients/sender.js';
+import type { HandoffProducer } from '../../store/handoff-producer.js';
 import { deadLetterMessage, deadLetterTopic, maxAttempts, scheduledAttemptMessage, type SourceRef } from '@tws/contracts';
 import { nextStep, type NextStep } from '../retry/schedule.js';
-import type { SecretBox } from '../signing/secret-box.js';
+import type { SecretBox } from '../../store/secret-box.js';
 import { EndpointPace, type PaceTicket } from './endpoint-pace.js';
 import { KeyedSerializer, MicroBatcher, retryUntilDone, Semaphore } from '@tws/common';
 

@@ -1,6 +1,6 @@
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from '@tws/common';
-import type { WebhookMetrics } from '../metrics.js';
+import type { WebhookMetrics } from '../../metrics.js';
 import { sleep } from '@tws/common';
 import { PartitionTracker } from './partition-tracker.js';
 

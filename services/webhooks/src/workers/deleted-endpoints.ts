@@ -1,5 +1,5 @@
-import type { Logger } from '@tws/common';
-import type { EndpointStore } from '../db/endpoints.js';
+import { PeriodicJob, type Logger } from '@tws/common';
+import type { EndpointStore } from '../store/endpoints.js';
 
 export interface DeletedEndpointsOptions {
   endpoints: EndpointStore;
@@ -20,16 +20,21 @@ export interface DeletedEndpointsOptions {
 export class DeletedEndpoints {
   private readonly deleted = new Map<string, number>();
   private newest: Date | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private stopped = false;
-  private readonly pollMs: number;
   private readonly overlapMs: number;
   private readonly keepMs: number;
+  /** A poll at once, then one `pollMs` after each ends; a failed poll is retried at the next. */
+  private readonly poller: PeriodicJob;
 
   constructor(private readonly options: DeletedEndpointsOptions) {
-    this.pollMs = options.pollMs ?? 250;
     this.overlapMs = options.overlapMs ?? 60_000;
     this.keepMs = options.keepMs ?? 3_600_000;
+    this.poller = new PeriodicJob({
+      name: 'polling deleted webhook endpoints',
+      intervalMs: options.pollMs ?? 250,
+      firstRunAfterMs: 0,
+      run: () => this.poll(),
+      logger: options.logger,
+    });
   }
 
   has(endpointId: string): boolean {
@@ -55,19 +60,11 @@ export class DeletedEndpoints {
 
   /** Polls until stopped; a failed poll is retried at the next tick. */
   start(): void {
-    const loop = async (): Promise<void> => {
-      try {
-        await this.poll();
-      } catch (error) {
-        this.options.logger.warn({ err: error }, 'polling deleted webhook endpoints failed; retrying');
-      }
-      if (!this.stopped) this.timer = setTimeout(() => void loop(), this.pollMs);
-    };
-    void loop();
+    this.poller.start();
   }
 
-  stop(): void {
-    this.stopped = true;
-    clearTimeout(this.timer);
+  /** Stops polling (waits for a poll in progress). */
+  stop(): Promise<void> {
+    return this.poller.stop();
   }
 }

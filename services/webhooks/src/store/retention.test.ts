@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { createLogger, createPool, type Pool } from '@tws/common';
+import { createPool, type Pool } from '@tws/common';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { RetentionJob } from './retention.js';
+import { RetentionStore } from './retention.js';
 
 /** Against the test stack's Postgres (schema webhooks); only rows this test backdates are old enough. */
-describe('RetentionJob', () => {
+describe('RetentionStore', () => {
   let pool: Pool;
 
   beforeAll(() => {
@@ -46,7 +46,7 @@ describe('RetentionJob', () => {
       [oldDone],
     );
 
-    const removed = await new RetentionJob(pool, 30, createLogger('test', 'silent')).sweep(1);
+    const removed = await new RetentionStore(pool).sweep(30, 1);
     expect(removed.deliveries).toBeGreaterThanOrEqual(1);
     const left = await pool.query<{ id: string }>('SELECT id FROM deliveries WHERE id = ANY ($1::uuid[]) ORDER BY id', [[oldDone, oldPending, recentDone]]);
     expect(left.rows.map((row) => row.id).sort()).toEqual([oldPending, recentDone].sort());
@@ -78,8 +78,8 @@ describe('RetentionJob', () => {
       [first, second, endpoint, event, original],
     );
 
-    const job = new RetentionJob(pool, 30, createLogger('test', 'silent'));
-    await job.sweep();
+    const store = new RetentionStore(pool);
+    await store.sweep(30);
     const left = await pool.query<{ id: string; redelivery_of: string | null; is_redelivery: boolean }>(
       'SELECT id, redelivery_of, is_redelivery FROM deliveries WHERE event_id = $1 ORDER BY id',
       [event],
@@ -88,6 +88,6 @@ describe('RetentionJob', () => {
       [first, second].sort().map((id) => ({ id, redelivery_of: null, is_redelivery: true })),
     );
     // The next sweep runs cleanly too (it used to fail on the unique index for ever).
-    await expect(job.sweep()).resolves.toBeDefined();
+    await expect(store.sweep(30)).resolves.toBeDefined();
   });
 });

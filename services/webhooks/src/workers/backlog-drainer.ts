@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@tws/common';
-import type { BacklogStore } from '../db/backlog.js';
-import type { DeliveryStore } from '../db/deliveries.js';
+import type { BacklogStore } from '../store/backlog.js';
+import type { DeliveryStore } from '../store/deliveries.js';
 import { sleep } from '@tws/common';
-import type { DeliveryPipeline } from './pipeline.js';
+import type { DeliveryPipeline } from '../domain/delivery/pipeline.js';
 
 export interface DrainerOptions {
   backlog: BacklogStore;

@@ -1,25 +1,26 @@
-import { createKafka, createPool, kafkaReachableGauge, kafkaSecurity, type GrpcServiceRegistration, type Logger, type ReadinessCheck, type ShutdownStep } from '@tws/common';
+import { createKafka, createPool, kafkaReachableGauge, kafkaSecurity, postgresReadiness, type GrpcServiceRegistration, type Logger, type ReadinessCheck, type ShutdownStep } from '@tws/common';
+import { redeliveryTopic, retryTopics, taskEventsTopic, webhookConsumerGroups as consumerGroups } from '@tws/contracts';
 import { Partitioners } from 'kafkajs';
 import type { Registry } from 'prom-client';
+import { webhooksService } from './api/webhooks-service.js';
+import { HostVetter } from './clients/host-vetting.js';
+import { WebhookSender } from './clients/sender.js';
 import type { WebhooksConfig } from './config.js';
-import { ScheduledAttemptHandler, TaskEventHandler } from './consumer/handlers.js';
-import { TrackedConsumer } from './consumer/runner.js';
-import { BacklogStore } from './db/backlog.js';
-import { DeliveryStore } from './db/deliveries.js';
-import { EndpointStore } from './db/endpoints.js';
-import { RetentionJob } from './db/retention.js';
-import { HandoffProducer } from './delivery/handoff-producer.js';
-import { BacklogDrainer } from './delivery/backlog-drainer.js';
-import { DeletedEndpoints } from './delivery/deleted-endpoints.js';
-import { DeliveryPipeline } from './delivery/pipeline.js';
+import { DeliveryPipeline } from './domain/delivery/pipeline.js';
 import { createWebhookMetrics } from './metrics.js';
-import { HostVetter } from './net/host-vetting.js';
-import { WebhookSender } from './net/sender.js';
-import { redeliveryTopic, retryTopics, taskEventsTopic, webhookConsumerGroups as consumerGroups } from '@tws/contracts';
-import { webhooksService } from './server.js';
-import { SecretBox } from './signing/secret-box.js';
+import { BacklogStore } from './store/backlog.js';
+import { DeliveryStore } from './store/deliveries.js';
+import { EndpointStore } from './store/endpoints.js';
+import { HandoffProducer } from './store/handoff-producer.js';
+import { RetentionStore } from './store/retention.js';
+import { SecretBox } from './store/secret-box.js';
+import { BacklogDrainer } from './workers/backlog-drainer.js';
+import { ScheduledAttemptHandler, TaskEventHandler } from './workers/consumer/handlers.js';
+import { TrackedConsumer } from './workers/consumer/runner.js';
+import { DeletedEndpoints } from './workers/deleted-endpoints.js';
+import { deliveryLogRetention } from './workers/retention.js';
 
-export interface WebhooksRuntime {
+export interface WebhooksApp {
   grpc: GrpcServiceRegistration[];
   readiness: ReadinessCheck[];
   /** Connects the producer and starts both consumers. */
@@ -28,8 +29,11 @@ export interface WebhooksRuntime {
   resources: ShutdownStep[];
 }
 
-/** Wires the webhooks service from its configuration; main.ts runs it under serveBackend. */
-export function buildWebhooksRuntime(config: WebhooksConfig, logger: Logger, registry: Registry): WebhooksRuntime {
+/**
+ * The composition root: wires store/, clients/, domain/, api/ and workers/ from the configuration.
+ * main.ts runs it under serveBackend; nothing here listens or traps signals.
+ */
+export function buildApp(config: WebhooksConfig, logger: Logger, registry: Registry): WebhooksApp {
   // Attempts are logged by primary key in batches of up to 200 rows. With the default cost of a random
   // page (4: spinning disks) the planner scanned `deliveries` sequentially up to ~25,000 rows (and
   // misjudged the `state = 'pending'` filter); its recent pages are in memory, so probes are cheap.
@@ -108,7 +112,7 @@ export function buildWebhooksRuntime(config: WebhooksConfig, logger: Logger, reg
     // long before it is fetched (retries are minutes apart by default).
     fetchMaxWaitMs: 500,
   });
-  const retention = new RetentionJob(pool, config.WEBHOOK_LOG_RETENTION_DAYS, logger);
+  const retention = deliveryLogRetention({ store: new RetentionStore(pool), retentionDays: config.WEBHOOK_LOG_RETENTION_DAYS, logger });
   // In-flight attempts get their full time-out plus time to record and hand off.
   const drainMs = config.WEBHOOK_TIMEOUT_MS + 3_000;
 
@@ -122,7 +126,7 @@ export function buildWebhooksRuntime(config: WebhooksConfig, logger: Logger, reg
     grpc: [
       webhooksService({ endpoints, deliveries, vetter, secrets, producer: handoff, metrics, registry, logger, onDeleted: (id) => deleted.add(id) }),
     ],
-    readiness: [{ name: 'postgres', check: async () => void (await pool.query('SELECT 1')) }],
+    readiness: [postgresReadiness(pool)],
     async start() {
       await producer.connect();
       await deleted.poll();
@@ -138,7 +142,7 @@ export function buildWebhooksRuntime(config: WebhooksConfig, logger: Logger, reg
         run: async () => {
           await Promise.all([eventsConsumer.stop(drainMs), scheduledConsumer.stop(drainMs), drainer.stop(drainMs)]);
           shutdown.abort();
-          deleted.stop();
+          await deleted.stop();
         },
       },
       { name: 'delivery log retention', run: () => retention.stop() },

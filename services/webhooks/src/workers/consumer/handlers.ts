@@ -1,7 +1,7 @@
 import type { Logger } from '@tws/common';
-import type { DeliveryStore, DeliveryWork } from '../db/deliveries.js';
-import type { DeliveryPipeline } from '../delivery/pipeline.js';
-import type { WebhookMetrics } from '../metrics.js';
+import type { DeliveryStore, DeliveryWork } from '../../store/deliveries.js';
+import type { DeliveryPipeline } from '../../domain/delivery/pipeline.js';
+import type { WebhookMetrics } from '../../metrics.js';
 import { MicroBatcher, retryUntilDone } from '@tws/common';
 import { attemptOfTopic, notBeforeOf, originalOf, parseScheduledAttempt, parseTaskEvent, redeliveryTopic, type ParsedTaskEvent } from '@tws/contracts';
 import type { Acceptance, IncomingMessage, MessageHandler } from './runner.js';

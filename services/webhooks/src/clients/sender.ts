@@ -2,7 +2,7 @@ import type { LookupAddress, LookupOptions } from 'node:dns';
 import * as tls from 'node:tls';
 import { performance } from 'node:perf_hooks';
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
-import { signPayload } from '../signing/signature.js';
+import { signPayload } from '../domain/signing/signature.js';
 import type { HostVetter, VettedTarget } from './host-vetting.js';
 
 export const userAgent = 'Service-Webhook/1.0';
