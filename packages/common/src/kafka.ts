@@ -103,19 +103,25 @@ export async function ensureTopics(kafka: Kafka, topics: TopicSpec[], durability
   const admin = kafka.admin();
   await admin.connect();
   try {
-    const existing = new Set(await admin.listTopics());
-    const present = topics.filter(({ topic }) => existing.has(topic));
-    const missing = topics.filter(({ topic }) => !existing.has(topic));
-    const problems = present.length > 0 ? await durabilityProblems(admin, present.map(({ topic }) => topic), durability) : [];
-    if (missing.length > 0) {
-      const { brokers } = await admin.describeCluster();
-      if (brokers.length < durability.replicationFactor) {
-        problems.push(
-          `cannot create ${missing.map(({ topic }) => topic).join(', ')} with KAFKA_TOPIC_REPLICATION_FACTOR=${durability.replicationFactor}: ` +
-            `the cluster has ${brokers.length} broker${brokers.length === 1 ? '' : 's'} online`,
-        );
+    // Brokers learn of created and deleted topics one after another: a broker that has not yet may
+    // answer "This server does not host this topic-partition" (retriable) for a topic another
+    // broker listed. Inspect again until the answers agree.
+    const { missing, problems } = await untilNotRetriable(async () => {
+      const existing = new Set(await admin.listTopics());
+      const present = topics.filter(({ topic }) => existing.has(topic));
+      const absent = topics.filter(({ topic }) => !existing.has(topic));
+      const found = present.length > 0 ? await durabilityProblems(admin, present.map(({ topic }) => topic), durability) : [];
+      if (absent.length > 0) {
+        const { brokers } = await admin.describeCluster();
+        if (brokers.length < durability.replicationFactor) {
+          found.push(
+            `cannot create ${absent.map(({ topic }) => topic).join(', ')} with KAFKA_TOPIC_REPLICATION_FACTOR=${durability.replicationFactor}: ` +
+              `the cluster has ${brokers.length} broker${brokers.length === 1 ? '' : 's'} online`,
+          );
+        }
       }
-    }
+      return { missing: absent, problems: found };
+    });
     if (problems.length > 0) throw new TopicDurabilityError(`Kafka topics below the configured durability: ${problems.join('; ')}`);
     if (missing.length > 0) {
       await admin.createTopics({
@@ -135,6 +141,21 @@ export async function ensureTopics(kafka: Kafka, topics: TopicSpec[], durability
   }
 }
 
+const isRetriable = (error: unknown): boolean => (error as { retriable?: unknown }).retriable === true;
+
+/** Runs `work` again (after 250 ms) while it fails with a retriable Kafka error, for at most `timeoutMs`. */
+async function untilNotRetriable<T>(work: () => Promise<T>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await work();
+    } catch (error) {
+      if (!isRetriable(error) || Date.now() > deadline) throw error;
+    }
+    await sleep(250);
+  }
+}
+
 /** Polls until every partition of `topics` has a leader, through retriable errors, for at most `timeoutMs`. */
 async function waitForLeaders(admin: Admin, topics: string[], timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -143,7 +164,7 @@ async function waitForLeaders(admin: Admin, topics: string[], timeoutMs = 60_000
       const metadata = await admin.fetchTopicMetadata({ topics });
       if (metadata.topics.every(({ partitions }) => partitions.length > 0 && partitions.every(({ leader }) => leader >= 0))) return;
     } catch (error) {
-      if ((error as { retriable?: unknown }).retriable !== true || Date.now() > deadline) throw error;
+      if (!isRetriable(error) || Date.now() > deadline) throw error;
     }
     if (Date.now() > deadline) throw new Error(`Kafka topics ${topics.join(', ')} have partitions without a leader after ${timeoutMs} ms`);
     await sleep(250);
