@@ -2,7 +2,7 @@
 //   GET  /single  → the exact bytes of a real GET /v1/tasks/:id response
 //   GET  /list    → the exact bytes of a real GET /v1/projects/:id/tasks response (300 tasks)
 //   POST /echo, PATCH /echo/:id → the JSON body it was sent (parsed and serialized again)
-// Usage: node ceiling-server.mjs <bodies.json>   (prints {"port":N} on stdout once listening)
+// Usage: node bench/api/ceiling-server.mjs <bodies.json>   (prints {"port":N} on stdout once listening)
 import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
 

@@ -1,0 +1,68 @@
+// The API half: each endpoint through the gateway against a bare-fastify ceiling serving the same
+// bytes, measured in the same run; one row per endpoint (BENCH_ENDPOINTS picks some by name).
+import { waitForPipelineIdle } from '../lib/kafka.mjs';
+import { watch } from '../lib/cpu.mjs';
+import { log } from '../lib/log.mjs';
+import { round } from '../lib/numbers.mjs';
+import { rssMbOf } from '../lib/rss.mjs';
+import { endpointFilter, settings } from '../lib/settings.mjs';
+import { startCeiling } from './ceiling.mjs';
+import { createTask } from './create-task.mjs';
+import { createApiFixture } from './fixture.mjs';
+import { getTask } from './get-task.mjs';
+import { listTasks } from './list-tasks.mjs';
+import { measure } from './measure.mjs';
+import { updateTask } from './update-task.mjs';
+
+const endpointDefinitions = [getTask, listTasks, createTask, updateTask];
+
+/** The ceiling's run, then the gateway's, and how they compare. */
+async function measureEndpoint(stack, endpoint) {
+  log(`API: ${endpoint.name}: ceiling (bare fastify), ${settings.warmupS} s warm-up + ${settings.durationS} s at ${settings.connections} connections`);
+  const ceilingRow = await measure(`ceiling for ${endpoint.name}`, endpoint.ceiling);
+  // Writes make outbox rows and Kafka events: let the previous step's settle so they do not overlap.
+  if (endpoint.writes) await waitForPipelineIdle(stack, `before ${endpoint.name}`);
+  log(`API: ${endpoint.name}: through the gateway`);
+  const serviceRow = await measure(endpoint.name, endpoint.service);
+  const ratio = serviceRow.requestsPerSecond / ceilingRow.requestsPerSecond;
+  const ok =
+    serviceRow.non2xx === 0 &&
+    serviceRow.errors === 0 &&
+    serviceRow.timeouts === 0 &&
+    ratio >= endpoint.ratioTarget &&
+    (endpoint.p99Target === undefined || serviceRow.p99Ms <= endpoint.p99Target);
+  return {
+    endpoint: endpoint.name,
+    // Ceiling CPU cost / stack CPU cost per request: the throughput ratio a machine with the CPU to itself would show.
+    cpuCostRatio: round(ceilingRow.serverCpuMsPerRequest / serviceRow.serverCpuMsPerRequest, 3),
+    service: serviceRow,
+    ceiling: ceilingRow,
+    ratio: round(ratio, 3),
+    ratioTarget: endpoint.ratioTarget,
+    p99TargetMs: endpoint.p99Target ?? null,
+    met: ok,
+  };
+}
+
+export async function benchApi(stack) {
+  const fixture = await createApiFixture(stack);
+  const ceiling = await startCeiling({ single: fixture.single, list: fixture.list });
+  log(`API: ceiling server (bare fastify) on ${ceiling.url}, pid ${ceiling.pid}`);
+  watch({ name: 'ceiling', pid: ceiling.pid, serverSide: true });
+  const context = {
+    gatewayUrl: stack.services.gatewayUrl,
+    ceilingUrl: ceiling.url,
+    headers: { 'x-api-key': fixture.key, 'content-type': 'application/json' },
+    fixture,
+  };
+  const endpoints = endpointDefinitions.map((define) => define(context));
+  const rows = [];
+  for (const endpoint of endpoints.filter((candidate) => !endpointFilter || endpointFilter.test(candidate.name))) {
+    rows.push(await measureEndpoint(stack, endpoint));
+  }
+  return {
+    rows,
+    bodies: { singleBytes: Buffer.byteLength(fixture.single), listBytes: Buffer.byteLength(fixture.list), listTasks: fixture.listLength },
+    ceilingRssMb: rssMbOf(ceiling.pid),
+  };
+}

@@ -1,0 +1,80 @@
+// Kafka as the bench sees it: a client of the stack's broker, the wait until the event pipeline is
+// idle (outbox published, webhooks consumer caught up), and a tap that stamps when each marked change
+// reached task-events. Topic and group names come from @tws/contracts.
+import { taskEventsTopic, webhookConsumerGroups } from '@tws/contracts';
+import { Kafka, logLevel } from 'kafkajs';
+import pg from 'pg';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { log } from './log.mjs';
+
+export const kafkaOf = (stack, clientId) => new Kafka({ clientId, brokers: stack.infra.kafkaBrokers, logLevel: logLevel.NOTHING });
+
+/** Unpublished outbox rows and the webhooks consumer group's lag on task-events. */
+async function backlog(db, admin) {
+  const { rows } = await db.query('SELECT count(*)::int AS n FROM tasks.outbox WHERE published_at IS NULL AND rejected_at IS NULL');
+  const ends = await admin.fetchTopicOffsets(taskEventsTopic);
+  const committed = await admin.fetchOffsets({ groupId: webhookConsumerGroups.events, topics: [taskEventsTopic] }).catch(() => []);
+  const done = new Map((committed[0]?.partitions ?? []).map((p) => [p.partition, Number(p.offset)]));
+  const lag = ends.reduce((sum, p) => sum + Math.max(0, Number(p.high) - Math.max(0, done.get(p.partition) ?? 0)), 0);
+  return { outbox: rows[0].n, lag };
+}
+
+/** Waits (at most `timeoutMs`, then goes on) until the outbox is empty and the webhooks consumer has caught up. */
+export async function waitForPipelineIdle(stack, what, timeoutMs = 120_000) {
+  const db = new pg.Client({ connectionString: stack.infra.databaseUrl });
+  await db.connect();
+  const admin = kafkaOf(stack, 'bench').admin();
+  await admin.connect();
+  const deadline = Date.now() + timeoutMs;
+  try {
+    for (;;) {
+      const { outbox, lag } = await backlog(db, admin);
+      if (outbox === 0 && lag === 0) {
+        log(`${what}: outbox empty, webhooks consumer caught up`);
+        return;
+      }
+      if (Date.now() > deadline) {
+        log(`${what}: still ${outbox} unpublished outbox rows, consumer lag ${lag} after ${timeoutMs / 1000} s; going on`);
+        return;
+      }
+      log(`${what}: waiting (outbox ${outbox} unpublished, webhooks consumer lag ${lag})`);
+      await sleep(2_000);
+    }
+  } finally {
+    await admin.disconnect();
+    await db.end();
+  }
+}
+
+/**
+ * When each change reached Kafka, which splits the event-to-delivery latency into tasks (commit →
+ * relay → Kafka) and webhooks (Kafka → receiver): the record's timestamp (CreateTime, set by the
+ * tasks service's producer), on this process's clock. A tap on task-events (own group) reads it for
+ * every record whose payload holds `marker` followed by a sequence number below `count`; the time
+ * comes from the record, not from when the tap fetched it, so the tap fetches lazily. Resolves once
+ * the tap has joined its group (or after 15 s); `inKafkaAt[seq]` fills in as records arrive.
+ */
+export async function tapTaskEvents(kafka, { groupId, marker, count }) {
+  const inKafkaAt = new Array(count).fill(null);
+  const tap = kafka.consumer({ groupId, maxWaitTimeInMs: 500, minBytes: 256 * 1024 });
+  await tap.connect();
+  await tap.subscribe({ topic: taskEventsTopic, fromBeginning: false });
+  let tapReady;
+  const tapAssigned = new Promise((resolve) => (tapReady = resolve));
+  tap.on(tap.events.GROUP_JOIN, () => tapReady());
+  const marked = Buffer.from(marker);
+  void tap.run({
+    eachMessage: async ({ message }) => {
+      const value = message.value;
+      const found = value ? value.indexOf(marked) : -1;
+      if (found < 0) return;
+      let seq = 0;
+      for (let i = found + marked.length; value[i] >= 0x30 && value[i] <= 0x39; i += 1) seq = seq * 10 + value[i] - 0x30;
+      if (seq < count) inKafkaAt[seq] ??= Number(message.timestamp) - performance.timeOrigin;
+    },
+  });
+  await Promise.race([tapAssigned, sleep(15_000)]);
+  await sleep(500);
+  return { inKafkaAt, stop: () => tap.disconnect() };
+}
