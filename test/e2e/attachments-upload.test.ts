@@ -1,10 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { Client as MinioClient } from 'minio';
 import { createWorkspace, type TestWorkspace } from '../support/admin.js';
 import type { ApiResponse, Credentials } from '../support/api.js';
 import { requestFrom } from '../support/http-from.js';
 import { createProject, createTask, expectError, getTask, keyOf, pollUntil, TIMESTAMP, unknownId, type CreatedTask } from '../support/fixtures.js';
+import { stackS3Client } from '../support/s3.js';
 
 /*
  * The three-step upload through the gateway, against the real stack (MinIO, Postgres, services):
@@ -93,23 +93,11 @@ async function attach(credentials: Credentials, taskId: string, file: { name: st
 
 const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 
-function minio(): MinioClient {
-  const url = new URL(stack.s3.endpoint);
-  return new MinioClient({
-    endPoint: url.hostname,
-    port: Number(url.port),
-    useSSL: false,
-    accessKey: stack.s3.accessKey,
-    secretKey: stack.s3.secretKey,
-    pathStyle: true,
-    region: 'us-east-1',
-  });
-}
 
 /** Keys of the objects stored for a workspace. */
 async function objectKeys(workspaceId: string): Promise<string[]> {
   const keys: string[] = [];
-  for await (const item of minio().listObjectsV2(bucket, `workspaces/${workspaceId}/`, true)) {
+  for await (const item of stackS3Client().listObjectsV2(bucket, `workspaces/${workspaceId}/`, true)) {
     const name = (item as { name?: string }).name;
     if (name) keys.push(name);
   }

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, inject, it } from 'vitest';
 import { Kafka, logLevel } from 'kafkajs';
-import { Client as MinioClient } from 'minio';
 import pg from 'pg';
+import { stackS3Client } from '../support/s3.js';
 
 const stack = inject('stack');
 
@@ -57,16 +57,7 @@ describe('launched infrastructure', () => {
   });
 
   it('minio puts and gets an object on the launched MinIO', async () => {
-    const url = new URL(stack.s3.endpoint);
-    const minio = new MinioClient({
-      endPoint: url.hostname,
-      port: Number(url.port),
-      useSSL: false,
-      accessKey: stack.s3.accessKey,
-      secretKey: stack.s3.secretKey,
-      pathStyle: true,
-      region: 'us-east-1',
-    });
+    const minio = stackS3Client();
     const bucket = `infra-test-${Date.now()}`;
     await minio.makeBucket(bucket, 'us-east-1');
     const body = Buffer.from(`hello ${randomUUID()}`);
