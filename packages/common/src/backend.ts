@@ -3,7 +3,9 @@ import type { Registry } from 'prom-client';
 import { startGrpcServer, type GrpcServiceRegistration } from './grpc-server.js';
 import { startOpsServer } from './ops-server.js';
 import type { ReadinessCheck } from './readiness.js';
-import { installShutdown, type ShutdownStep } from './shutdown.js';
+import { createLogger } from './logger.js';
+import { createMetricsRegistry } from './metrics.js';
+import { exitOnStartupFailure, installShutdown, type ShutdownStep } from './shutdown.js';
 
 export interface BackendOptions {
   logger: Logger;
@@ -47,4 +49,46 @@ export async function serveBackend(options: BackendOptions): Promise<RunningBack
     { name: 'ops server', run: () => ops.close() },
   ]);
   return { grpcPort: grpc.port, opsPort: ops.port };
+}
+
+/** What a backend service's `app.ts` builds (`buildApp`): tests call it, `runBackend` serves it. */
+export interface BackendApp {
+  grpc: GrpcServiceRegistration[];
+  readiness: ReadinessCheck[];
+  /** Starts what runs beside the gRPC API (consumers, relay, sweeper); called before serving. */
+  start(): Promise<void>;
+  /** Stopped after gRPC drained, in order (they finish in-flight work and commit). */
+  workers: ShutdownStep[];
+  /** Closed last (pools, clients). */
+  resources: ShutdownStep[];
+}
+
+/** The variables every backend's config has (see `backendEnv`). */
+export interface BackendBaseConfig {
+  LOG_LEVEL: Logger['level'];
+  HOST: string;
+  GRPC_PORT: number;
+  OPS_PORT: number;
+}
+
+/**
+ * A backend's whole `main.ts`: config → buildApp → start → serve, with the service's JSON logger
+ * and metrics registry; any start-up failure exits non-zero with a message naming the problem.
+ */
+export async function runBackend<Config extends BackendBaseConfig>(
+  service: string,
+  loadConfig: () => Config,
+  buildApp: (config: Config, logger: Logger, registry: Registry) => BackendApp,
+): Promise<void> {
+  const logger = createLogger(service);
+  try {
+    const config = loadConfig();
+    logger.level = config.LOG_LEVEL;
+    const registry = createMetricsRegistry(service);
+    const app = buildApp(config, logger, registry);
+    await app.start();
+    await serveBackend({ logger, registry, host: config.HOST, grpcPort: config.GRPC_PORT, opsPort: config.OPS_PORT, ...app });
+  } catch (error) {
+    exitOnStartupFailure(logger, error);
+  }
 }

@@ -69,6 +69,18 @@ export function checkKafkaSasl(config: {
   }
 }
 
+/** The variables every backend service reads: log level, listen address and ports, its database. */
+export function backendEnv(ports: { grpc: number; ops: number }) {
+  return {
+    LOG_LEVEL: env.logLevel(),
+    HOST: env.host(),
+    GRPC_PORT: env.port(ports.grpc),
+    OPS_PORT: env.port(ports.ops),
+    DATABASE_URL: env.url(),
+    DATABASE_POOL_SIZE: env.count(10),
+  };
+}
+
 /**
  * The Kafka connection variables, spread into the parseConfig shape of every service (and migrate
  * step) that talks to Kafka; `kafkaSecurity(config)` turns them into client options and

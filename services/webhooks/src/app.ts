@@ -1,4 +1,4 @@
-import { createKafka, createPool, kafkaReachableGauge, kafkaSecurity, postgresReadiness, type GrpcServiceRegistration, type Logger, type ReadinessCheck, type ShutdownStep } from '@tws/common';
+import { createKafka, createPool, kafkaReachableGauge, kafkaSecurity, postgresReadiness, type BackendApp, type Logger } from '@tws/common';
 import { redeliveryTopic, retryTopics, taskEventsTopic, webhookConsumerGroups as consumerGroups } from '@tws/contracts';
 import { Partitioners } from 'kafkajs';
 import type { Registry } from 'prom-client';
@@ -20,20 +20,12 @@ import { TrackedConsumer } from './workers/consumer/runner.js';
 import { DeletedEndpoints } from './workers/deleted-endpoints.js';
 import { deliveryLogRetention } from './workers/retention.js';
 
-export interface WebhooksApp {
-  grpc: GrpcServiceRegistration[];
-  readiness: ReadinessCheck[];
-  /** Connects the producer and starts both consumers. */
-  start(): Promise<void>;
-  workers: ShutdownStep[];
-  resources: ShutdownStep[];
-}
 
 /**
  * The composition root: wires store/, clients/, domain/, api/ and workers/ from the configuration.
  * main.ts runs it under serveBackend; nothing here listens or traps signals.
  */
-export function buildApp(config: WebhooksConfig, logger: Logger, registry: Registry): WebhooksApp {
+export function buildApp(config: WebhooksConfig, logger: Logger, registry: Registry): BackendApp {
   // Attempts are logged by primary key in batches of up to 200 rows. With the default cost of a random
   // page (4: spinning disks) the planner scanned `deliveries` sequentially up to ~25,000 rows (and
   // misjudged the `state = 'pending'` filter); its recent pages are in memory, so probes are cheap.

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { checkKafkaSasl, kafkaConnectionEnv, env, parseConfig } from '@tws/common';
+import { backendEnv, checkKafkaSasl, env, kafkaConnectionEnv, parseConfig } from '@tws/common';
 import { parseCidrList } from './clients/address-guard.js';
 import { parseRetryDelays } from './domain/retry/schedule.js';
 
@@ -74,12 +74,7 @@ const optionalFile = () =>
 export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
   const config = parseConfig(
     {
-      LOG_LEVEL: env.logLevel(),
-      HOST: env.host(),
-      GRPC_PORT: env.port(50053),
-      OPS_PORT: env.port(9103),
-      DATABASE_URL: env.url(),
-      DATABASE_POOL_SIZE: env.count(10),
+      ...backendEnv({ grpc: 50053, ops: 9103 }),
       KAFKA_CLIENT_ID: env.text('webhooks'),
       /** Encrypts endpoint secrets at rest (AES-256-GCM). */
       WEBHOOK_SECRET_ENCRYPTION_KEY: encryptionKey(),
