@@ -198,7 +198,7 @@ function cpuMeter() {
 }
 
 async function adminCli(stack, args) {
-  const { stdout } = await promisify(execFile)(process.execPath, [path.join(repoRoot, 'services/tasks/dist/admin/cli.js'), ...args], {
+  const { stdout } = await promisify(execFile)(process.execPath, [path.join(repoRoot, 'packages/admin-cli/dist/cli.js'), ...args], {
     env: {
       ...process.env,
       TASKS_GRPC_TARGET: `127.0.0.1:${stack.services.instances.find((instance) => instance.name === 'tasks').grpcPort}`,
