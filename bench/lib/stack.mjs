@@ -55,9 +55,9 @@ export async function startWebhookReplicas(stack, replicas) {
 export const webhooksPids = (stack) =>
   stack.services.instances.filter((instance) => instance.name === 'webhooks').map((instance) => instance.process.child.pid);
 
-/** Runs the admin CLI (`services/tasks/dist/admin/cli.js`) against the stack; its JSON answer. */
+/** Runs the admin CLI (`packages/admin-cli/dist/cli.js`) against the stack; its JSON answer. */
 export async function adminCli(stack, args) {
-  const { stdout } = await promisify(execFile)(process.execPath, [path.join(repoRoot, 'services/tasks/dist/admin/cli.js'), ...args], {
+  const { stdout } = await promisify(execFile)(process.execPath, [path.join(repoRoot, 'packages/admin-cli/dist/cli.js'), ...args], {
     env: {
       ...process.env,
       TASKS_GRPC_TARGET: `127.0.0.1:${stack.services.instances.find((instance) => instance.name === 'tasks').grpcPort}`,

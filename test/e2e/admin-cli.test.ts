@@ -1,9 +1,8 @@
 import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { promisify } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import { callUnary } from '@tws/common';
-import { repoRoot } from '@tws/devstack';
+import { adminCliPath } from '@tws/devstack';
 import { loadTasksProto } from '@tws/proto-types';
 import { importSPKI, jwtVerify, decodeJwt } from 'jose';
 import { afterAll, describe, expect, inject, it } from 'vitest';
@@ -201,8 +200,7 @@ describe('admin CLI: token issue', () => {
 
 describe('admin CLI: failures', () => {
   it('reports an unreachable tasks service as {"error"} with exit code 1', async () => {
-    const cli = path.join(repoRoot, 'services/tasks/dist/admin/cli.js');
-    const result = await promisify(execFile)(process.execPath, [cli, 'workspace', 'create', '--name', 'Nowhere'], {
+    const result = await promisify(execFile)(process.execPath, [adminCliPath, 'workspace', 'create', '--name', 'Nowhere'], {
       env: { ...process.env, TASKS_GRPC_TARGET: '127.0.0.1:1' },
     }).then(
       () => ({ code: 0, stdout: '' }),

@@ -1,6 +1,6 @@
 import { decodeJwt } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { localStack } from '@tws/common';
+import { localStack } from '@tws/devstack';
 import { adminCli, createWorkspace, issueToken, type TestWorkspace } from '../support/admin.js';
 import { api, type ApiResponse, type Credentials } from '../support/api.js';
 import {

@@ -1,10 +1,9 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
 import { promisify } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import { callUnary } from '@tws/common';
-import { repoRoot, startStack, type ServiceInstance, type Stack } from '@tws/devstack';
+import { adminCliPath, startStack, type ServiceInstance, type Stack } from '@tws/devstack';
 import { loadTasksProto } from '@tws/proto-types';
 import { Kafka, logLevel, type Consumer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -263,7 +262,7 @@ describe('task events while Kafka is down', () => {
 
   /** The admin CLI against this test's own stack. */
   async function cli(args: string[], tasks = tasksReplica(0)): Promise<Record<string, unknown>> {
-    const { stdout } = await promisify(execFile)(process.execPath, [path.join(repoRoot, 'services/tasks/dist/admin/cli.js'), ...args], {
+    const { stdout } = await promisify(execFile)(process.execPath, [adminCliPath, ...args], {
       env: { ...process.env, TASKS_GRPC_TARGET: `127.0.0.1:${tasks.grpcPort}`, DEV_JWT_PRIVATE_KEY_FILE: stack!.devJwt.privateKeyFile },
     });
     return JSON.parse(stdout) as Record<string, unknown>;

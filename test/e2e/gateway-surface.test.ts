@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { importPKCS8, SignJWT } from 'jose';
 import { describe, expect, inject, test } from 'vitest';
-import { localStack } from '@tws/common';
+import { localStack } from '@tws/devstack';
 import { api } from '../support/api.js';
 
 /**

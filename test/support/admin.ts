@@ -1,8 +1,7 @@
 import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { promisify } from 'node:util';
 import { inject } from 'vitest';
-import { repoRoot } from '@tws/devstack';
+import { adminCliEnv, adminCliPath } from '@tws/devstack';
 
 const run = promisify(execFile);
 
@@ -15,15 +14,9 @@ export interface CliResult {
 /** Runs the operators' admin CLI (`npm run admin -- …`) against the test stack. */
 export async function adminCli(args: string[]): Promise<CliResult> {
   const stack = inject('stack');
-  const env = {
-    ...process.env,
-    TASKS_GRPC_TARGET: stack.tasksGrpcTarget,
-    DEV_JWT_PRIVATE_KEY_FILE: stack.devJwtPrivateKeyFile,
-    LOG_LEVEL: 'silent',
-  };
-  const cli = path.join(repoRoot, 'services/tasks/dist/admin/cli.js');
+  const env = { ...process.env, ...adminCliEnv(stack), LOG_LEVEL: 'silent' };
   try {
-    const { stdout, stderr } = await run(process.execPath, [cli, ...args], { env });
+    const { stdout, stderr } = await run(process.execPath, [adminCliPath, ...args], { env });
     return { code: 0, json: JSON.parse(stdout) as Record<string, unknown>, stderr };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };

@@ -2,7 +2,7 @@ import { createHmac, generateKeyPairSync, type KeyObject, createPrivateKey } fro
 import { readFileSync } from 'node:fs';
 import { SignJWT, UnsecuredJWT, type JWTPayload } from 'jose';
 import { inject } from 'vitest';
-import { localStack } from '@tws/common';
+import { localStack } from '@tws/devstack';
 
 /**
  * Hand-made JWTs for authentication tests: correct ones (to prove the crafting works) and hostile

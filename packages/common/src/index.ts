@@ -13,7 +13,6 @@ export * from './migrate-command.js';
 export * from './kafka.js';
 export * from './backend.js';
 export * from './grpc-health.js';
-export * from './local-stack.js';
 export * from './nul.js';
 export * from './ids.js';
 export * from './concurrency.js';

@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { localStack } from '@tws/common';
+import { localStack } from './local-stack.js';
 
 export interface DevJwtKeys {
   privateKeyFile: string;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { localStack } from '@tws/common';
+import { localStack } from './local-stack.js';
 
 /**
  * Secrets the local stack's services need (never used outside it), generated once and kept in the

@@ -6,5 +6,7 @@ export * from './supervisor.js';
 export * from './progress.js';
 export { cacheDir, repoRoot } from './paths.js';
 export * from './dev-jwt.js';
+export * from './local-stack.js';
+export * from './admin-cli.js';
 export * from './webhook-testkit/pki.js';
 export * from './webhook-testkit/dns-server.js';

@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { promisify } from 'node:util';
-import { repoRoot, startStack, type ServiceInstance, type Stack } from '@tws/devstack';
+import { adminCliEnv, adminCliPath, startStack, type ServiceInstance, type Stack } from '@tws/devstack';
 import { inject } from 'vitest';
 import type { TestWorkspace } from '../admin.js';
 import { testServiceEnv } from '../test-env.js';
@@ -30,11 +29,10 @@ export function instancesOf(stack: Stack, name: ServiceInstance['name']): Servic
 
 /** The admin CLI against a fault suite's own stack (through the given tasks replica). */
 export async function stackCli(stack: Stack, args: string[], tasks = instancesOf(stack, 'tasks')[0]!): Promise<Record<string, unknown>> {
-  const { stdout } = await promisify(execFile)(process.execPath, [path.join(repoRoot, 'services/tasks/dist/admin/cli.js'), ...args], {
+  const { stdout } = await promisify(execFile)(process.execPath, [adminCliPath, ...args], {
     env: {
       ...process.env,
-      TASKS_GRPC_TARGET: `127.0.0.1:${tasks.grpcPort}`,
-      DEV_JWT_PRIVATE_KEY_FILE: stack.devJwt.privateKeyFile,
+      ...adminCliEnv({ tasksGrpcTarget: `127.0.0.1:${tasks.grpcPort}`, devJwtPrivateKeyFile: stack.devJwt.privateKeyFile }),
       LOG_LEVEL: 'silent',
     },
   });

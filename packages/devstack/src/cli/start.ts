@@ -2,10 +2,10 @@ import { DevstackError, progress } from '../progress.js';
 import { runningProcesses } from '../processes.js';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { localStack, type LocalStackState } from '@tws/common';
+import { adminCliEnv, adminCliPath } from '../admin-cli.js';
+import { localStack, type LocalStackState } from '../local-stack.js';
 import { startStack } from '../stack.js';
 import { runCommand } from '../processes.js';
-import { repoRoot } from '../paths.js';
 import { nodeFlags } from '../services.js';
 import { defaultRestartPolicy } from '../supervisor.js';
 
@@ -15,11 +15,11 @@ interface DemoWorkspace {
 }
 
 /** A fresh pro workspace with an API key, made through the operators' admin CLI. */
-async function createDemoWorkspace(tasksGrpcTarget: string): Promise<DemoWorkspace> {
+async function createDemoWorkspace(state: LocalStackState): Promise<DemoWorkspace> {
   const output = await runCommand(
     process.execPath,
-    [...nodeFlags, path.join(repoRoot, 'services/tasks/dist/admin/cli.js'), 'workspace', 'create', '--name', 'Demo Workspace', '--plan', 'pro'],
-    { what: 'creating the demo workspace', env: { ...process.env, TASKS_GRPC_TARGET: tasksGrpcTarget } },
+    [...nodeFlags, adminCliPath, 'workspace', 'create', '--name', 'Demo Workspace', '--plan', 'pro'],
+    { what: 'creating the demo workspace', env: { ...process.env, ...adminCliEnv(state) } },
   );
   return JSON.parse(output) as DemoWorkspace;
 }
@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   };
   mkdirSync(path.dirname(localStack.stateFile), { recursive: true });
   writeFileSync(localStack.stateFile, JSON.stringify(state, null, 2));
-  const demo = await createDemoWorkspace(state.tasksGrpcTarget);
+  const demo = await createDemoWorkspace(state);
   let stopping = false;
   const stop = async (signal: string): Promise<void> => {
     if (stopping) return;

@@ -1,10 +1,9 @@
 import { randomInt } from 'node:crypto';
-
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid as isUuidText } from '@tws/common';
 
 /** Ids are UUIDs; anything else cannot name a row (and must never reach a `uuid` SQL parameter). */
 export function isUuid(value: string | undefined | null): value is string {
-  return typeof value === 'string' && uuidPattern.test(value);
+  return typeof value === 'string' && isUuidText(value);
 }
 
 const base36 = 'abcdefghijklmnopqrstuvwxyz0123456789';

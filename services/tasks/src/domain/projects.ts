@@ -1,4 +1,4 @@
-import { forbidden, inTransaction, invalid, notFound, type Pool } from '@tws/common';
+import { forbidden, inTransaction, invalid, notFound, type Pool, type Queryable } from '@tws/common';
 import {
   insertProject,
   insertSectionAtEnd,
@@ -9,9 +9,8 @@ import {
   projectExists,
   updateProject as updateProjectRow,
   updateSectionName,
-} from '../db/projects.js';
-import type { Queryable } from '../db/queryable.js';
-import { takeProjectSlot } from '../db/workspaces.js';
+} from '../store/projects.js';
+import { takeProjectSlot } from '../store/workspaces.js';
 import { deriveTaskPrefix, firstFreePrefix } from './identifiers.js';
 import { defaultSectionName, freePlanLimits, type Project, type Section } from './model.js';
 import { pathId, requiredText } from './validation.js';

@@ -1,8 +1,8 @@
 import { DomainError, inTransaction, invalid, notFound, type Pool } from '@tws/common';
-import { lockSection } from '../db/projects.js';
-import { readTaskForChange, writeTaskChange, type ChangeReferences, type TaskForChange, type TaskWrite } from '../db/task-changes.js';
-import { nextPositionInSection } from '../db/tasks.js';
-import { buildTaskEvent } from '../events/task-event.js';
+import { lockSection } from '../store/projects.js';
+import { readTaskForChange, writeTaskChange, type ChangeReferences, type TaskForChange, type TaskWrite } from '../store/task-changes.js';
+import { nextPositionInSection } from '../store/tasks.js';
+import { buildTaskEvent } from './task-event.js';
 import { resolveDescription, type DescriptionInput } from './description.js';
 import { isUuid } from './identifiers.js';
 import type { Task } from './model.js';

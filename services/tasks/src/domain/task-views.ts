@@ -1,6 +1,5 @@
-import { invalid, notFound } from '@tws/common';
-import type { Queryable } from '../db/queryable.js';
-import { renderTaskList, renderTaskListPage, renderTasks, type RenderedTaskList, type TaskRef } from '../db/task-json.js';
+import { invalid, notFound, type Queryable } from '@tws/common';
+import { renderTaskList, renderTaskListPage, renderTasks, type RenderedTaskList, type TaskRef } from '../store/task-json.js';
 import { isUuid } from './identifiers.js';
 import { pathId } from './validation.js';
 

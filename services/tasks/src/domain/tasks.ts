@@ -1,16 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { DomainError, forbidden, invalid, notFound, type Pool } from '@tws/common';
-import { getApiKeyName } from '../db/api-keys.js';
-import { projectExists, sectionInProject } from '../db/projects.js';
-import type { Queryable } from '../db/queryable.js';
+import { DomainError, forbidden, invalid, isPgError, notFound, pgErrorCodes, type Pool, type Queryable } from '@tws/common';
+import { getApiKeyName } from '../store/api-keys.js';
+import { projectExists, sectionInProject } from '../store/projects.js';
 import {
   deleteComment as deleteCommentRow,
   deleteTask as deleteTaskRow,
   insertComment,
   taskExists,
-} from '../db/tasks.js';
-import { getMember } from '../db/workspaces.js';
-import { buildTaskEvent } from '../events/task-event.js';
+} from '../store/tasks.js';
+import { getMember } from '../store/workspaces.js';
+import { buildTaskEvent } from './task-event.js';
 import { commentBody } from './description.js';
 import { freePlanLimits, type Task } from './model.js';
 import { isUuid } from './identifiers.js';
@@ -121,7 +120,7 @@ export async function createComment(
     return { id };
   } catch (error) {
     // The task was deleted between the check and the insert.
-    if (typeof error === 'object' && error !== null && (error as { code?: string }).code === '23503') throw notFound('task not found');
+    if (isPgError(error, pgErrorCodes.foreignKeyViolation)) throw notFound('task not found');
     throw error;
   }
 }

@@ -1,6 +1,6 @@
-import { DomainError, forbidden, inTransaction, invalid, notFound, type Pool } from '@tws/common';
+import { DomainError, forbidden, inTransaction, invalid, notFound, type Pool, type Queryable } from '@tws/common';
 import { z } from 'zod';
-import { findApiKeyByHash, insertApiKey, revokeApiKey as revokeApiKeyRow } from '../db/api-keys.js';
+import { findApiKeyByHash, insertApiKey, revokeApiKey as revokeApiKeyRow } from '../store/api-keys.js';
 import {
   getMember,
   getWorkspace as getWorkspaceRow,
@@ -10,8 +10,7 @@ import {
   listMembers as listMemberRows,
   listStatuses as listStatusRows,
   upsertUser,
-} from '../db/workspaces.js';
-import type { Queryable } from '../db/queryable.js';
+} from '../store/workspaces.js';
 import { generateApiKey, hashApiKey, looksLikeApiKey } from './api-keys.js';
 import { deriveTaskPrefix, newUrlId } from './identifiers.js';
 import { defaultStatuses, type IssuedApiKey, type Member, type Plan, type Role, type Status, type Workspace } from './model.js';

@@ -1,7 +1,7 @@
 import type { Pool } from '@tws/common';
 import { KeyedBatcher } from '@tws/common';
-import { readTasksForChange, writeTaskChanges, type ChangeReferences, type TaskForChange, type TaskWrite } from '../db/task-changes.js';
-import { createTasks, type CreateOutcome, type NewTask, type SectionKey } from '../db/task-creation.js';
+import { readTasksForChange, writeTaskChanges, type ChangeReferences, type TaskForChange, type TaskWrite } from '../store/task-changes.js';
+import { createTasks, type CreateOutcome, type NewTask, type SectionKey } from '../store/task-creation.js';
 import { freePlanLimits } from './model.js';
 
 interface Creation {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { TaskEvent, TaskEventKind } from '@tws/contracts';
-import type { Task } from '../domain/model.js';
+import type { Task } from './model.js';
 
 /** Builds the event of a task change; `eventId` is the outbox row id (the payload id is `evt_<eventId>`). */
 export function buildTaskEvent(kind: TaskEventKind, task: Task, at: Date = new Date()): { eventId: string; event: TaskEvent } {

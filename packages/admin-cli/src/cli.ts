@@ -1,17 +1,18 @@
 #!/usr/bin/env node
-// Operator CLI of the tasks service: `npm run --silent admin -- <command>`.
+// The operators' CLI (`tws-admin`; README.md): talks to tasks.v1.AdminService at TASKS_GRPC_TARGET.
+// Developers run it as `npm run --silent admin -- <command>` against the local stack.
 // Each command prints exactly one JSON object on stdout. Failures print {"error": "..."} and exit
 // 2 (usage: unknown command, bad or missing option) or 1 (the operation failed).
 import { readFile } from 'node:fs/promises';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
-import { callUnary, grpcClientOptions, isGrpcError, localStack } from '@tws/common';
+import { grpcClientOptions, isGrpcError, unaryApi, type UnaryApi } from '@tws/common';
 import { loadTasksProto } from '@tws/proto-types';
 import type { AdminServiceClient } from '@tws/proto-types/generated/tasks/v1/AdminService';
 import type { Member__Output } from '@tws/proto-types/generated/tasks/v1/Member';
 import { importPKCS8, SignJWT } from 'jose';
 import { z } from 'zod';
-import { loadCliConfig, type CliConfig } from './config.js';
+import { defaultTasksGrpcTarget, loadCliConfig, type CliConfig } from './config.js';
 
 class UsageError extends Error {}
 
@@ -20,7 +21,8 @@ const usage = `usage:
   member add --workspace ID --email E --name N --role owner|member|guest
   apikey create --workspace ID --user USERID --name N
   apikey revoke --workspace ID --id KEYID
-  token issue --workspace ID --user USERID --scope "read"|"read write" [--ttl SECONDS]`;
+  token issue --workspace ID --user USERID --scope "read"|"read write" [--ttl SECONDS]
+  before any command: --target HOST:PORT (the tasks gRPC service; default TASKS_GRPC_TARGET, else ${defaultTasksGrpcTarget})`;
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -44,14 +46,13 @@ function parseOptions<T extends z.ZodType>(args: string[], options: Options, sch
 const text = z.string().trim().min(1, 'is required');
 const id = z.uuid('must be an id (UUID)');
 
-function adminClient(config: CliConfig): AdminServiceClient {
-  const proto = loadTasksProto();
-  return new proto.tasks.v1.AdminService(
-    config.tasksGrpcTarget,
-    grpc.credentials.createInsecure(),
-    grpcClientOptions('tasks.v1.AdminService'),
-  );
-}
+/** Deadline of each AdminService call. */
+const deadlineMs = 10_000;
+const adminRpcs = ['CreateWorkspace', 'AddMember', 'CreateApiKey', 'RevokeApiKey'] as const;
+type AdminApi = UnaryApi<AdminServiceClient, (typeof adminRpcs)[number]>;
+
+/** The algorithm of the development signing key (Ed25519). */
+const tokenAlgorithm = 'EdDSA';
 
 /** A Role as lowercase JSON. */
 function roleName(role: Member__Output['role'] | undefined): string {
@@ -71,11 +72,16 @@ const roleValue = { owner: 'ROLE_OWNER', member: 'ROLE_MEMBER', guest: 'ROLE_GUE
 
 type Command = (args: string[], config: CliConfig) => Promise<object>;
 
-/** Runs `call` with an AdminService client, closing it afterwards. */
-async function withAdmin<T>(config: CliConfig, call: (client: AdminServiceClient) => Promise<T>): Promise<T> {
-  const client = adminClient(config);
+/** Runs `call` with the AdminService API, closing its client afterwards. */
+async function withAdmin<T>(config: CliConfig, call: (api: AdminApi) => Promise<T>): Promise<T> {
+  const proto = loadTasksProto();
+  const client = new proto.tasks.v1.AdminService(
+    config.tasksGrpcTarget,
+    grpc.credentials.createInsecure(),
+    grpcClientOptions('tasks.v1.AdminService'),
+  );
   try {
-    return await call(client);
+    return await call(unaryApi(client, adminRpcs, deadlineMs));
   } finally {
     client.close();
   }
@@ -93,8 +99,8 @@ const commands: Record<string, Command> = {
         'owner-email': z.email('must be an email address').optional(),
       }),
     );
-    const response = await withAdmin(config, (client) =>
-      callUnary(client, client.CreateWorkspace, {
+    const response = await withAdmin(config, (api) =>
+      api.CreateWorkspace({
         name: options.name,
         plan: options.plan === 'pro' ? 'PLAN_PRO' : 'PLAN_FREE',
         ownerName: options['owner-name'],
@@ -126,8 +132,8 @@ const commands: Record<string, Command> = {
         role: z.enum(['owner', 'member', 'guest']),
       }),
     );
-    const response = await withAdmin(config, (client) =>
-      callUnary(client, client.AddMember, {
+    const response = await withAdmin(config, (api) =>
+      api.AddMember({
         workspaceId: options.workspace,
         email: options.email,
         name: options.name,
@@ -143,8 +149,8 @@ const commands: Record<string, Command> = {
       { workspace: { type: 'string' }, user: { type: 'string' }, name: { type: 'string' } },
       z.object({ workspace: id, user: id, name: text }),
     );
-    const response = await withAdmin(config, (client) =>
-      callUnary(client, client.CreateApiKey, { workspaceId: options.workspace, userId: options.user, name: options.name }),
+    const response = await withAdmin(config, (api) =>
+      api.CreateApiKey({ workspaceId: options.workspace, userId: options.user, name: options.name }),
     );
     return { apiKey: { id: response.apiKey?.id ?? '', name: response.apiKey?.name ?? '', key: response.apiKey?.key ?? '' } };
   },
@@ -155,8 +161,8 @@ const commands: Record<string, Command> = {
       { workspace: { type: 'string' }, id: { type: 'string' } },
       z.object({ workspace: id, id }),
     );
-    const response = await withAdmin(config, (client) =>
-      callUnary(client, client.RevokeApiKey, { workspaceId: options.workspace, id: options.id }),
+    const response = await withAdmin(config, (api) =>
+      api.RevokeApiKey({ workspaceId: options.workspace, id: options.id }),
     );
     return { apiKey: { id: response.id, revoked: true } };
   },
@@ -179,18 +185,22 @@ const commands: Record<string, Command> = {
         ttl: z.coerce.number().int('must be whole seconds').min(-86_400).max(31_536_000).default(3_600),
       }),
     );
+    const { privateKeyFile, issuer, audience } = config.token;
+    if (!privateKeyFile || !issuer || !audience) {
+      throw new UsageError('token issue needs DEV_JWT_PRIVATE_KEY_FILE, DEV_JWT_ISSUER and DEV_JWT_AUDIENCE (npm run admin sets them for the local stack)');
+    }
     let pem: string;
     try {
-      pem = await readFile(config.devJwtPrivateKeyFile, 'utf8');
+      pem = await readFile(privateKeyFile, 'utf8');
     } catch (error) {
-      throw new Error(`cannot read the signing key ${config.devJwtPrivateKeyFile}: ${(error as Error).message}`, { cause: error });
+      throw new Error(`cannot read the signing key ${privateKeyFile}: ${(error as Error).message}`, { cause: error });
     }
-    const key = await importPKCS8(pem, localStack.devJwtAlgorithm);
+    const key = await importPKCS8(pem, tokenAlgorithm);
     const now = Math.floor(Date.now() / 1000);
     const token = await new SignJWT({ scope: options.scope.split(/\s+/).join(' ') })
-      .setProtectedHeader({ alg: localStack.devJwtAlgorithm, typ: 'JWT' })
-      .setIssuer(localStack.devJwtIssuer)
-      .setAudience(localStack.devJwtAudience)
+      .setProtectedHeader({ alg: tokenAlgorithm, typ: 'JWT' })
+      .setIssuer(issuer)
+      .setAudience(audience)
       .setSubject(options.user)
       .setIssuedAt(now)
       .setExpirationTime(now + options.ttl)
@@ -213,9 +223,33 @@ function errorMessage(error: unknown, config: CliConfig): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** A leading `--target HOST:PORT` (or `--target=HOST:PORT`) overrides TASKS_GRPC_TARGET. */
+function takeTarget(argv: string[]): { target?: string; args: string[] } {
+  const [first, second, ...rest] = argv;
+  if (first === '--target') {
+    if (second === undefined || second.trim() === '') throw new UsageError('--target: is required');
+    return { target: second, args: rest };
+  }
+  if (first?.startsWith('--target=')) {
+    const target = first.slice('--target='.length);
+    if (target.trim() === '') throw new UsageError('--target: is required');
+    return { target, args: argv.slice(1) };
+  }
+  return { args: argv };
+}
+
 async function main(argv: string[]): Promise<number> {
-  const config = loadCliConfig();
-  const [group, action, ...rest] = argv;
+  let config = loadCliConfig();
+  let args: string[];
+  try {
+    const taken = takeTarget(argv);
+    if (taken.target !== undefined) config = { ...config, tasksGrpcTarget: taken.target };
+    args = taken.args;
+  } catch (error) {
+    print({ error: `${(error as Error).message}\n${usage}` });
+    return 2;
+  }
+  const [group, action, ...rest] = args;
   if (group === 'help' || group === '--help' || group === '-h') {
     print({ usage: usage.split('\n').slice(1).map((line) => line.trim()) });
     return 0;

@@ -1,19 +1,25 @@
-import type { Logger, Pool } from '@tws/common';
+import type { Logger } from '@tws/common';
 import pg from 'pg';
-import { Counter, Gauge, type Registry } from 'prom-client';
 import { taskEventMessage, taskEventSchema, type OutboundMessage } from '@tws/contracts';
-import type { EventPublisher } from './publisher.js';
+import type { OutboxMetrics } from '../metrics.js';
+import type { EventPublisher } from '../store/kafka-publisher.js';
+import {
+  deletePublishedOutboxRows,
+  markOutboxPublished,
+  markOutboxRejected,
+  pendingOutboxRows,
+  releaseRelayLock,
+  takeRelayLock,
+} from '../store/outbox.js';
 
 export interface RelayOptions {
   /** Connection string for the relay's own session (it holds the advisory lock). */
   databaseUrl: string;
   schema: string;
-  /** Pool for the metrics queries (any replica reports the backlog). */
-  pool: Pool;
   publisher: EventPublisher;
   topic: string;
   logger: Logger;
-  registry: Registry;
+  metrics: OutboxMetrics;
   batchSize: number;
   /** Polling fallback when no notification arrives. */
   pollIntervalMs: number;
@@ -34,14 +40,6 @@ export interface RelayOptions {
   stopTimeoutMs?: number;
 }
 
-interface OutboxRow {
-  id: string;
-  aggregateid: string;
-  type: string;
-  payload: unknown;
-  workspace_id: string;
-}
-
 interface Session {
   client: pg.Client;
   lost: boolean;
@@ -56,10 +54,8 @@ class PublishError extends Error {
   }
 }
 
-/** Any value of the same 64-bit space as other advisory locks of this database; fixed for the relay. */
-const relayLockKey = 'tasks:outbox-relay';
-export const outboxChannel = 'tasks_outbox';
 const retentionEveryMs = 10 * 60_000;
+const retentionChunk = 1000;
 
 /**
  * Publishes outbox rows to Kafka in `seq` order and marks them published once the broker
@@ -83,35 +79,7 @@ export class OutboxRelay {
   private wakeSleeper: (() => void) | undefined;
   private notified = false;
   private lastRetention = 0;
-  private readonly published: Counter;
-  private readonly requests: Counter;
-  private readonly rejected: Counter;
-  private readonly activeGauge: Gauge;
-
-  constructor(private readonly options: RelayOptions) {
-    const registers = [options.registry];
-    this.published = new Counter({
-      name: 'outbox_published_events_total',
-      help: 'Outbox events published to Kafka and acknowledged by the broker.',
-      registers,
-    });
-    this.requests = new Counter({
-      name: 'outbox_publish_requests_total',
-      help: 'Kafka requests of the outbox relay (events per request = published ÷ requests).',
-      registers,
-    });
-    this.rejected = new Counter({
-      name: 'outbox_rejected_events_total',
-      help: 'Outbox events whose payload failed validation and were set aside (never published).',
-      registers,
-    });
-    this.activeGauge = new Gauge({
-      name: 'outbox_relay_active',
-      help: '1 when this replica is the active outbox relay (holds the advisory lock), else 0.',
-      registers,
-    });
-    registerBacklogMetrics(options.registry, options.pool, options.logger);
-  }
+  constructor(private readonly options: RelayOptions) {}
 
   start(): void {
     this.loop ??= this.run();
@@ -192,7 +160,7 @@ export class OutboxRelay {
       session.lost = true;
       if (session.active) this.options.logger.warn('outbox relay lost its database session; it gives up the active role');
       session.active = false;
-      this.activeGauge.set(0);
+      this.options.metrics.active.set(0);
       this.wakeSleeper?.();
     };
     client.on('error', lose);
@@ -212,13 +180,9 @@ export class OutboxRelay {
   }
 
   private async tryBecomeActive(session: Session): Promise<boolean> {
-    const { rows } = await session.client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [
-      relayLockKey,
-    ]);
-    if (!rows[0]?.locked) return false;
-    await session.client.query(`LISTEN ${outboxChannel}`);
+    if (!(await takeRelayLock(session.client))) return false;
     session.active = true;
-    this.activeGauge.set(1);
+    this.options.metrics.active.set(1);
     this.notified = true;
     this.options.logger.info('outbox relay active (advisory lock acquired)');
     return true;
@@ -227,12 +191,7 @@ export class OutboxRelay {
   /** Publishes the oldest unpublished rows; returns how many rows it handled. */
   private async publishBatch(session: Session): Promise<number> {
     const { client } = session;
-    const { rows } = await client.query<OutboxRow>({
-      name: 'outbox-pending',
-      text: `SELECT id, aggregateid, type, payload, workspace_id FROM outbox
-             WHERE published_at IS NULL AND rejected_at IS NULL ORDER BY seq LIMIT $1`,
-      values: [this.options.batchSize],
-    });
+    const rows = await pendingOutboxRows(client, this.options.batchSize);
     if (rows.length === 0) return 0;
     const messages: OutboundMessage[] = [];
     const publishedIds: string[] = [];
@@ -253,19 +212,15 @@ export class OutboxRelay {
     } catch (error) {
       throw new PublishError(error);
     }
-    if (messages.length > 0) this.requests.inc();
+    if (messages.length > 0) this.options.metrics.requests.inc();
     if (publishedIds.length > 0) {
-      await client.query({
-        name: 'outbox-mark-published',
-        text: 'UPDATE outbox SET published_at = now() WHERE id = ANY($1::uuid[])',
-        values: [publishedIds],
-      });
-      this.published.inc(publishedIds.length);
+      await markOutboxPublished(client, publishedIds);
+      this.options.metrics.published.inc(publishedIds.length);
     }
     for (const { id, reason } of rejected) {
       this.options.logger.error({ eventId: id, reason }, 'outbox event failed validation; set aside, not published');
-      await client.query('UPDATE outbox SET rejected_at = now(), rejected_reason = $2 WHERE id = $1', [id, reason]);
-      this.rejected.inc();
+      await markOutboxRejected(client, id, reason);
+      this.options.metrics.rejected.inc();
     }
     return rows.length;
   }
@@ -276,13 +231,9 @@ export class OutboxRelay {
     this.lastRetention = Date.now();
     let deleted = 0;
     for (;;) {
-      const { rowCount } = await session.client.query(
-        `DELETE FROM outbox WHERE id IN (
-           SELECT id FROM outbox WHERE published_at < now() - make_interval(secs => $1) LIMIT 1000)`,
-        [this.options.retentionMs / 1000],
-      );
-      deleted += rowCount ?? 0;
-      if ((rowCount ?? 0) < 1000 || this.stopping) break;
+      const count = await deletePublishedOutboxRows(session.client, this.options.retentionMs, retentionChunk);
+      deleted += count;
+      if (count < retentionChunk || this.stopping) break;
     }
     if (deleted > 0) this.options.logger.info({ deleted }, 'outbox retention: published events deleted');
   }
@@ -315,52 +266,10 @@ export class OutboxRelay {
     this.session = undefined;
     if (!session) return;
     if (session.active && !session.lost) {
-      await session.client.query('SELECT pg_advisory_unlock(hashtext($1))', [relayLockKey]).catch(() => undefined);
+      await releaseRelayLock(session.client).catch(() => undefined);
     }
     session.active = false;
-    this.activeGauge.set(0);
+    this.options.metrics.active.set(0);
     await session.client.end().catch(() => undefined);
   }
-}
-
-/**
- * `outbox_backlog_events` and `outbox_oldest_event_age_seconds`, read from the table at scrape time
- * (one query shared by both gauges), so every replica reports them, active or not.
- */
-function registerBacklogMetrics(registry: Registry, pool: Pool, logger: Logger): void {
-  let cached: { at: number; value: Promise<{ backlog: number; age: number } | null> } | undefined;
-  const read = (): Promise<{ backlog: number; age: number } | null> => {
-    if (cached && Date.now() - cached.at < 1_000) return cached.value;
-    const value = pool
-      .query<{ backlog: number; age: number }>(
-        `SELECT count(*)::int AS backlog,
-                coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS age
-         FROM outbox WHERE published_at IS NULL AND rejected_at IS NULL`,
-      )
-      .then((result) => result.rows[0] ?? null)
-      .catch((error: unknown) => {
-        logger.warn({ err: error }, 'could not read the outbox backlog for metrics');
-        return null;
-      });
-    cached = { at: Date.now(), value };
-    return value;
-  };
-  new Gauge({
-    name: 'outbox_backlog_events',
-    help: 'Outbox events not yet published to Kafka.',
-    registers: [registry],
-    async collect() {
-      const result = await read();
-      if (result) this.set(result.backlog);
-    },
-  });
-  new Gauge({
-    name: 'outbox_oldest_event_age_seconds',
-    help: 'Age of the oldest outbox event not yet published (0 when none).',
-    registers: [registry],
-    async collect() {
-      const result = await read();
-      if (result) this.set(result.age);
-    },
-  });
 }

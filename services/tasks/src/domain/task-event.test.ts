@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Task } from '../domain/model.js';
+import type { Task } from './model.js';
 import { taskEventSchema } from '@tws/contracts';
 import { buildTaskEvent } from './task-event.js';
 

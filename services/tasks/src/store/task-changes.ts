@@ -1,6 +1,6 @@
 import type { Label, RichTextNodes, SystemType, Task } from '../domain/model.js';
 import type { TaskEvent } from '@tws/contracts';
-import type { Queryable } from './queryable.js';
+import type { Queryable } from '@tws/common';
 
 /** A task as read for a PATCH, with what the PATCH refers to resolved in the same statement. */
 export interface TaskForChange {

@@ -1,12 +1,13 @@
-import os from 'node:os';
 import path from 'node:path';
+import { cacheDir } from './paths.js';
 
 /**
  * Facts about the local development stack (`npm start`) shared by the launcher, which writes them,
- * and the admin CLI, which reads them, so the CLI needs no flags on a developer machine.
+ * and the developer's admin command (`npm run admin`, cli/admin.ts), which reads them, so the
+ * operators' CLI needs no flags on a developer machine.
  */
 export const localStack = {
-  cacheDir: process.env.TWS_CACHE_DIR ?? path.join(os.homedir(), '.cache', 'task-workspace'),
+  cacheDir,
   /** JSON written by `npm start`: { gatewayUrl, tasksGrpcTarget, devJwtPrivateKeyFile }. */
   get stateFile(): string {
     return process.env.TWS_STACK_FILE ?? path.join(this.cacheDir, 'run', 'stack.json');

@@ -1,4 +1,4 @@
-import type { Queryable } from './queryable.js';
+import type { Queryable } from '@tws/common';
 
 export interface ApiKeyIdentity {
   apiKeyId: string;

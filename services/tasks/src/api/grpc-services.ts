@@ -1,7 +1,7 @@
 import type { GrpcServerMetrics, GrpcServiceRegistration, Logger, Pool } from '@tws/common';
 import { loadTasksProto } from '@tws/proto-types';
-import { adminServiceHandlers } from './handlers/admin-service.js';
-import { tasksServiceHandlers } from './handlers/tasks-service.js';
+import { adminServiceHandlers } from './admin-service.js';
+import { tasksServiceHandlers } from './tasks-service.js';
 
 /** The gRPC services of the tasks context, ready for serveBackend (or a test server). */
 export function buildGrpcServices(deps: { pool: Pool; logger: Logger; metrics: GrpcServerMetrics }): GrpcServiceRegistration[] {

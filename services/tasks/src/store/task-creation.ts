@@ -1,5 +1,5 @@
 import type { TaskEvent } from '@tws/contracts';
-import type { Queryable } from './queryable.js';
+import type { Queryable } from '@tws/common';
 
 /** One task of a creation batch (all items of a batch go to the same section). */
 export interface NewTask {

@@ -1,5 +1,5 @@
 import type { Member, Plan, Role, Status, SystemType, Workspace } from '../domain/model.js';
-import type { Queryable } from './queryable.js';
+import type { Queryable } from '@tws/common';
 
 interface WorkspaceRow {
   id: string;

@@ -1,5 +1,5 @@
 import type { Project, Section } from '../domain/model.js';
-import type { Queryable } from './queryable.js';
+import type { Queryable } from '@tws/common';
 
 interface ProjectRow {
   id: string;

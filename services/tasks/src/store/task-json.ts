@@ -1,4 +1,4 @@
-import type { Queryable } from './queryable.js';
+import type { Queryable } from '@tws/common';
 
 /*
  * Read views rendered as the public API's JSON by Postgres itself (row_to_json / json_agg give

@@ -1,5 +1,5 @@
 import type { RichTextNodes } from '../domain/model.js';
-import type { Queryable } from './queryable.js';
+import type { Queryable } from '@tws/common';
 
 /** The position after the last task of a section (the caller holds the section row lock). */
 export async function nextPositionInSection(db: Queryable, sectionId: string): Promise<number> {
