@@ -70,14 +70,14 @@ export function checkKafkaSasl(config: {
 }
 
 /** The variables every backend service reads: log level, listen address and ports, its database. */
-export function backendEnv(ports: { grpc: number; ops: number }) {
+export function backendEnv(defaults: { grpcPort: number; opsPort: number; databasePoolSize?: number }) {
   return {
     LOG_LEVEL: env.logLevel(),
     HOST: env.host(),
-    GRPC_PORT: env.port(ports.grpc),
-    OPS_PORT: env.port(ports.ops),
+    GRPC_PORT: env.port(defaults.grpcPort),
+    OPS_PORT: env.port(defaults.opsPort),
     DATABASE_URL: env.url(),
-    DATABASE_POOL_SIZE: env.count(10),
+    DATABASE_POOL_SIZE: env.count(defaults.databasePoolSize ?? 10),
   };
 }
 

@@ -3,10 +3,8 @@ import {
   grpcServerMetrics,
   kafkaSecurity,
   postgresReadiness,
-  type GrpcServiceRegistration,
+  type BackendApp,
   type Logger,
-  type ReadinessCheck,
-  type ShutdownStep,
 } from '@tws/common';
 import { taskEventsTopic } from '@tws/contracts';
 import type { Registry } from 'prom-client';
@@ -16,18 +14,8 @@ import { createOutboxMetrics } from './metrics.js';
 import { kafkaPublisher } from './store/kafka-publisher.js';
 import { OutboxRelay } from './workers/outbox-relay.js';
 
-/** What serveBackend runs, plus `start()` for the workers once the servers listen. */
-export interface TasksApp {
-  grpc: GrpcServiceRegistration[];
-  readiness: ReadinessCheck[];
-  /** Starts the outbox relay. */
-  start(): Promise<void>;
-  workers: ShutdownStep[];
-  resources: ShutdownStep[];
-}
-
 /** The composition root of the tasks service: main.ts runs it under serveBackend. */
-export function buildApp(config: TasksConfig, logger: Logger, registry: Registry): TasksApp {
+export function buildApp(config: TasksConfig, logger: Logger, registry: Registry): BackendApp {
   const pool = createPool({ url: config.DATABASE_URL, schema: 'tasks', applicationName: 'tasks', max: config.DATABASE_POOL_SIZE });
   const relayLogger = logger.child({ component: 'outbox-relay' });
   const relay = new OutboxRelay({

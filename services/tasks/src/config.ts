@@ -1,15 +1,10 @@
-import { kafkaConnectionEnv, checkKafkaSasl, env, parseConfig } from '@tws/common';
+import { backendEnv, checkKafkaSasl, env, kafkaConnectionEnv, parseConfig } from '@tws/common';
 
 /** The only place the tasks service reads its environment. */
 export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
   const config = parseConfig(
     {
-      LOG_LEVEL: env.logLevel(),
-      HOST: env.host(),
-      GRPC_PORT: env.port(50051),
-      OPS_PORT: env.port(9101),
-      DATABASE_URL: env.url(),
-      DATABASE_POOL_SIZE: env.count(20),
+      ...backendEnv({ grpcPort: 50051, opsPort: 9101, databasePoolSize: 20 }),
       KAFKA_CLIENT_ID: env.text('tasks'),
       ...kafkaConnectionEnv,
       /** Outbox rows published per Kafka request. */

@@ -74,7 +74,7 @@ const optionalFile = () =>
 export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
   const config = parseConfig(
     {
-      ...backendEnv({ grpc: 50053, ops: 9103 }),
+      ...backendEnv({ grpcPort: 50053, opsPort: 9103 }),
       KAFKA_CLIENT_ID: env.text('webhooks'),
       /** Encrypts endpoint secrets at rest (AES-256-GCM). */
       WEBHOOK_SECRET_ENCRYPTION_KEY: encryptionKey(),
