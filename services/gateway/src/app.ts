@@ -4,12 +4,12 @@ import { serializerCompiler, type ZodTypeProvider } from 'fastify-type-provider-
 import type { Logger } from '@tws/common';
 import type { Registry } from 'prom-client';
 import type { Backends } from './clients/backends.js';
-import { createTasksApi } from './clients/tasks-api.js';
+import { createTasksApi } from './clients/tasks.js';
 import { TaskReader } from './clients/task-reader.js';
 import { TaskListReader } from './clients/task-list-reader.js';
 import { createAttachmentsApi } from './clients/attachments.js';
 import { createWebhooksApi } from './clients/webhooks.js';
-import attachmentContentRoute from './routes/attachments/content.js';
+import attachmentContentRoute from './api/attachments/content.js';
 import type { GatewayConfig } from './config.js';
 import authPlugin from './plugins/auth.js';
 import errorsPlugin, { clientErrorHandler, frameworkErrors } from './plugins/errors.js';
@@ -17,7 +17,7 @@ import openApiPlugin from './plugins/openapi.js';
 import opsPlugin from './plugins/ops.js';
 import rateLimitPlugin from './plugins/rate-limit.js';
 import { validatorCompiler } from './plugins/validation.js';
-import v1Routes from './routes/v1.js';
+import v1Routes from './api/index.js';
 
 export interface AppDependencies {
   config: GatewayConfig;

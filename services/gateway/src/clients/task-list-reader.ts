@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { LRUCache } from 'lru-cache';
 import type { ListTasksResponse__Output } from '@tws/proto-types/generated/tasks/v1/ListTasksResponse';
-import type { TasksApi } from './tasks-api.js';
+import type { TasksApi } from './tasks.js';
 
 interface ListCopy {
   version: string;

@@ -1,5 +1,5 @@
 import DataLoader from 'dataloader';
-import type { TasksApi } from './tasks-api.js';
+import type { TasksApi } from './tasks.js';
 
 interface TaskRef {
   workspaceId: string;

@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { ApiKeyAuthenticator, credentialHash } from '../auth/api-keys.js';
-import { createTokenVerifier, TokenRejected, type TokenVerifier } from '../auth/jwt.js';
-import { MembershipChecker } from '../auth/memberships.js';
-import { allows, requiredScope, type Principal } from '../auth/principal.js';
-import type { TasksApi } from '../clients/tasks-api.js';
+import { ApiKeyAuthenticator, credentialHash } from '../domain/auth/api-keys.js';
+import { createTokenVerifier, TokenRejected, type TokenVerifier } from '../domain/auth/jwt.js';
+import { MembershipChecker } from '../domain/auth/memberships.js';
+import { allows, requiredScope, type Principal } from '../domain/auth/principal.js';
+import type { TasksApi } from '../clients/tasks.js';
 import type { GatewayConfig } from '../config.js';
 import { HttpError } from './errors.js';
 import { enforce, ipKey, tooManyRequests, type RateLimits } from './rate-limit.js';

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { assertPathId, atLeastOneField, errorResponses, Name, PathId, textMaxLength } from '../../schemas/common.js';
-import { Project, toProject } from '../../schemas/resources.js';
+import { assertPathId, atLeastOneField, errorResponses, Name, PathId, textMaxLength } from '../schemas/common.js';
+import { Project, toProject } from '../schemas/resources.js';
 
 const Description = z.string().max(textMaxLength);
 

@@ -3,10 +3,10 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { DescriptionChange } from '@tws/proto-types/generated/tasks/v1/DescriptionChange';
 import type { UpdateTaskRequest } from '@tws/proto-types/generated/tasks/v1/UpdateTaskRequest';
-import { assertPathId, atLeastOneField, BodyId, errorResponses, Name, NoContent, PathId, textMaxLength } from '../../schemas/common.js';
+import { assertPathId, atLeastOneField, BodyId, errorResponses, Name, NoContent, PathId, textMaxLength } from '../schemas/common.js';
 import { HttpError } from '../../plugins/errors.js';
-import { sendRenderedJson } from '../../schemas/rendered-json.js';
-import { Task, TaskListItem, toTask } from '../../schemas/resources.js';
+import { sendRenderedJson } from './rendered-json.js';
+import { Task, TaskListItem, toTask } from '../schemas/resources.js';
 
 /** The tasks service's limit; deeper arrays are refused here already. */
 const maxDescriptionDepth = 20;

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { requireApiKey } from '../../plugins/auth.js';
-import { assertPathId, errorResponses, NoContent, PathId } from '../../schemas/common.js';
+import { assertPathId, errorResponses, NoContent, PathId } from '../schemas/common.js';
 import {
   CreatedWebhook,
   CreateWebhookBody,

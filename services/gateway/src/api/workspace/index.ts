@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { errorResponses } from '../../schemas/common.js';
-import { Member, Status, Workspace, toMember, toStatus, toWorkspace } from '../../schemas/resources.js';
+import { errorResponses } from '../schemas/common.js';
+import { Member, Status, Workspace, toMember, toStatus, toWorkspace } from '../schemas/resources.js';
 
 /** GET /v1/workspace, /v1/members, /v1/statuses: the workspace of the credentials. */
 const workspaceRoutes: FastifyPluginAsyncZod = async (app) => {

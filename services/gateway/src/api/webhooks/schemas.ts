@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Delivery__Output } from '@tws/proto-types/generated/webhooks/v1/Delivery';
 import type { Endpoint__Output } from '@tws/proto-types/generated/webhooks/v1/Endpoint';
-import { Timestamp } from '../../schemas/common.js';
+import { Timestamp } from '../schemas/common.js';
 
 export const eventKinds = ['task.created', 'task.updated', 'task.completed'] as const;
 

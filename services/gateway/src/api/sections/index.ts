@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { assertPathId, BodyId, errorResponses, Name, PathId } from '../../schemas/common.js';
-import { Section, toSection } from '../../schemas/resources.js';
+import { assertPathId, BodyId, errorResponses, Name, PathId } from '../schemas/common.js';
+import { Section, toSection } from '../schemas/resources.js';
 
 /** GET /v1/projects/:projectId/sections, POST /v1/sections, PATCH /v1/sections/:id. */
 const sectionRoutes: FastifyPluginAsyncZod = async (app) => {

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { HttpError } from '../../plugins/errors.js';
 import { enforce, ipKey } from '../../plugins/rate-limit.js';
-import { errorResponses, PathId } from '../../schemas/common.js';
+import { errorResponses, PathId } from '../schemas/common.js';
 
 const notFound = (): HttpError => new HttpError(404, 'attachment not found');
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { assertPathId, ErrorBody, errorResponses, PathId } from '../../schemas/common.js';
+import { assertPathId, ErrorBody, errorResponses, PathId } from '../schemas/common.js';
 import {
   Attachment,
   downloadUrl,
