@@ -4,7 +4,6 @@ import { ApiKeyAuthenticator, credentialHash } from '../domain/auth/api-keys.js'
 import { createTokenVerifier, TokenRejected, type TokenVerifier } from '../domain/auth/jwt.js';
 import { MembershipChecker } from '../domain/auth/memberships.js';
 import { allows, requiredScope, type Principal } from '../domain/auth/principal.js';
-import type { TasksApi } from '../clients/tasks.js';
 import type { GatewayConfig } from '../config.js';
 import { HttpError } from './errors.js';
 import { enforce, ipKey, tooManyRequests, type RateLimits } from './rate-limit.js';
@@ -24,7 +23,6 @@ declare module 'fastify' {
 
 export interface AuthOptions {
   config: GatewayConfig;
-  tasks: TasksApi;
 }
 
 const realm = 'Bearer realm="task-workspace-api"';
@@ -65,7 +63,8 @@ const bearerPattern = /^Bearer +([A-Za-z0-9\-_.~+/]+=*) *$/i;
  * takes a token from the caller's bucket (API key hash, or user + workspace).
  */
 async function authPlugin(app: FastifyInstance, options: AuthOptions): Promise<void> {
-  const { config, tasks } = options;
+  const { config } = options;
+  const tasks = app.tasksApi;
   const apiKeys = new ApiKeyAuthenticator(tasks, config.AUTH_API_KEY_CACHE_TTL_MS);
   const memberships = new MembershipChecker(tasks, config.AUTH_MEMBERSHIP_CACHE_TTL_MS);
   const verifier: TokenVerifier | undefined = await createTokenVerifier(config);
@@ -193,4 +192,4 @@ async function authPlugin(app: FastifyInstance, options: AuthOptions): Promise<v
   });
 }
 
-export default fp(authPlugin, { name: 'auth', dependencies: ['errors', 'rate-limit'] });
+export default fp(authPlugin, { name: 'auth', dependencies: ['errors', 'rate-limit', 'backends'] });

@@ -1,6 +1,6 @@
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { isGrpcError, isUuid } from '@tws/common';
-import type { TasksApi } from '../../clients/tasks.js';
+import type { TasksApi } from '../../clients/backends.js';
 import { LookupCache } from './lookup-cache.js';
 
 /**
