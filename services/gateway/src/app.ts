@@ -3,8 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { serializerCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Logger } from '@tws/common';
 import type { Registry } from 'prom-client';
-import attachmentContentRoute from './api/attachments/content.js';
-import v1Routes from './api/index.js';
+import api from './api/index.js';
 import type { GatewayConfig } from './config.js';
 import { gatewayMetrics } from './metrics.js';
 import authPlugin from './plugins/auth.js';
@@ -46,14 +45,14 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
 
+  // Cross-cutting plugins first: rate-limit and auth read each route's policy (`config.rateLimit`,
+  // `config.auth`) in onRoute hooks, which see only the routes added after them.
   await app.register(errorsPlugin);
   await app.register(rateLimitPlugin, { config });
   await app.register(backendsPlugin, { config, metrics: metrics.grpcClient });
   await app.register(openApiPlugin);
   await app.register(authPlugin, { config });
   await app.register(opsPlugin, { registry: deps.registry, httpRequestDuration: metrics.httpRequestDuration });
-  await app.register(v1Routes, { prefix: '/v1', publicBaseUrl: config.PUBLIC_BASE_URL });
-  // Capability download URLs carry their own unguessable token: outside the authenticated subtree.
-  await app.register(attachmentContentRoute, { prefix: '/v1' });
+  await app.register(api, { prefix: '/v1', publicBaseUrl: config.PUBLIC_BASE_URL });
   return app;
 }

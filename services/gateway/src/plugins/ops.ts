@@ -31,7 +31,8 @@ async function opsPlugin(app: FastifyInstance, options: OpsOptions): Promise<voi
     );
   });
 
-  const hidden = { schema: { hide: true } };
+  // Probes and scrapes: public, never rate-limited, not in the OpenAPI document.
+  const hidden = { schema: { hide: true }, config: { auth: false, rateLimit: false } } as const;
   app.get('/healthz', hidden, async () => ({ status: 'ok' }));
   // Ready = this replica can serve its own work, which needs no dependency: a request for a backend
   // that is down answers 503 {"error"} by itself, every other route keeps working. Requiring the

@@ -20,6 +20,7 @@ const commentRoutes: FastifyPluginAsyncZod = async (app) => {
   app.post(
     '/tasks/:id/comments',
     {
+      config: { auth: true },
       schema: {
         tags: ['Comments'],
         operationId: 'createComment',
@@ -44,6 +45,7 @@ const commentRoutes: FastifyPluginAsyncZod = async (app) => {
   app.delete(
     '/comments/:id',
     {
+      config: { auth: true },
       schema: {
         tags: ['Comments'],
         operationId: 'deleteComment',

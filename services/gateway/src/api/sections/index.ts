@@ -8,6 +8,7 @@ const sectionRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/projects/:projectId/sections',
     {
+      config: { auth: true },
       schema: {
         tags: ['Sections'],
         operationId: 'listSections',
@@ -29,6 +30,7 @@ const sectionRoutes: FastifyPluginAsyncZod = async (app) => {
   app.post(
     '/sections',
     {
+      config: { auth: true },
       schema: {
         tags: ['Sections'],
         operationId: 'createSection',
@@ -50,6 +52,7 @@ const sectionRoutes: FastifyPluginAsyncZod = async (app) => {
   app.patch(
     '/sections/:id',
     {
+      config: { auth: true },
       schema: {
         tags: ['Sections'],
         operationId: 'updateSection',

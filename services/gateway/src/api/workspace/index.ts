@@ -8,6 +8,7 @@ const workspaceRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/workspace',
     {
+      config: { auth: true },
       schema: {
         tags: ['Workspace'],
         operationId: 'getWorkspace',
@@ -24,6 +25,7 @@ const workspaceRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/members',
     {
+      config: { auth: true },
       schema: {
         tags: ['Workspace'],
         operationId: 'listMembers',
@@ -40,6 +42,7 @@ const workspaceRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/statuses',
     {
+      config: { auth: true },
       schema: {
         tags: ['Workspace'],
         operationId: 'listStatuses',
