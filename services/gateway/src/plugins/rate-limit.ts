@@ -99,8 +99,8 @@ export const ipKey = (request: FastifyRequest): string => `ip:${request.ip}`;
 
 /**
  * Adds `hook` to a route's onRequest hooks, ahead of those it declares, from an onRoute hook. A new
- * array: fastify derives the HEAD route of a GET from the options as declared, and runs the onRoute
- * hooks for it too, so mutating a declared array would give the HEAD route the hook twice.
+ * array: fastify derives the HEAD route of a GET from the options as declared (sharing their arrays)
+ * and runs the onRoute hooks for it too, so pushing into a declared array would add the hook twice.
  */
 export function prependOnRequest(route: RouteOptions, hook: onRequestHookHandler): void {
   const declared = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
