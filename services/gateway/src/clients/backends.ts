@@ -6,45 +6,17 @@ import type { TasksServiceClient } from '@tws/proto-types/generated/tasks/v1/Tas
 import type { WebhooksServiceClient } from '@tws/proto-types/generated/webhooks/v1/WebhooksService';
 import type { GatewayConfig } from '../config.js';
 
-/** The unary RPCs of tasks.v1.TasksService the gateway calls. */
+/*
+ * The unary RPCs the gateway calls on each service (UnaryApi and unaryApi accept only names the
+ * generated client has).
+ */
 const tasksRpcs = [
-  'AuthenticateApiKey',
-  'GetMembership',
-  'GetWorkspace',
-  'ListMembers',
-  'ListStatuses',
-  'ListProjects',
-  'CreateProject',
-  'UpdateProject',
-  'ListSections',
-  'CreateSection',
-  'UpdateSection',
-  'ListTasks',
-  'GetTasks',
-  'CreateTask',
-  'UpdateTask',
-  'DeleteTask',
-  'CreateComment',
-  'DeleteComment',
-] as const satisfies readonly (keyof TasksServiceClient)[];
-
-/** The unary RPCs of attachments.v1.AttachmentsService the gateway calls. */
-const attachmentsRpcs = [
-  'CreateUpload',
-  'RegisterAttachment',
-  'ListTaskAttachments',
-  'GetDownloadUrl',
-  'DeleteTaskAttachments',
-] as const satisfies readonly (keyof AttachmentsServiceClient)[];
-
-/** The unary RPCs of webhooks.v1.WebhooksService the gateway calls. */
-const webhooksRpcs = [
-  'CreateEndpoint',
-  'ListEndpoints',
-  'DeleteEndpoint',
-  'ListDeliveries',
-  'RedeliverDelivery',
-] as const satisfies readonly (keyof WebhooksServiceClient)[];
+  'AuthenticateApiKey', 'GetMembership', 'GetWorkspace', 'ListMembers', 'ListStatuses',
+  'ListProjects', 'CreateProject', 'UpdateProject', 'ListSections', 'CreateSection', 'UpdateSection',
+  'ListTasks', 'GetTasks', 'CreateTask', 'UpdateTask', 'DeleteTask', 'CreateComment', 'DeleteComment',
+] as const;
+const attachmentsRpcs = ['CreateUpload', 'RegisterAttachment', 'ListTaskAttachments', 'GetDownloadUrl', 'DeleteTaskAttachments'] as const;
+const webhooksRpcs = ['CreateEndpoint', 'ListEndpoints', 'DeleteEndpoint', 'ListDeliveries', 'RedeliverDelivery'] as const;
 
 /** Promise-returning TasksService calls with the gateway's deadline: `await tasks.GetWorkspace({ … })`. */
 export type TasksApi = UnaryApi<TasksServiceClient, (typeof tasksRpcs)[number]>;
