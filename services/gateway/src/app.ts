@@ -3,34 +3,30 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { serializerCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Logger } from '@tws/common';
 import type { Registry } from 'prom-client';
-import type { Backends } from './clients/backends.js';
-import { createTasksApi } from './clients/tasks-api.js';
-import { TaskReader } from './clients/task-reader.js';
-import { TaskListReader } from './clients/task-list-reader.js';
-import { createAttachmentsApi } from './clients/attachments.js';
-import { createWebhooksApi } from './clients/webhooks.js';
-import attachmentContentRoute from './routes/attachments/content.js';
+import api from './api/index.js';
 import type { GatewayConfig } from './config.js';
+import { gatewayMetrics } from './metrics.js';
 import authPlugin from './plugins/auth.js';
+import backendsPlugin from './plugins/backends.js';
 import errorsPlugin, { clientErrorHandler, frameworkErrors } from './plugins/errors.js';
 import openApiPlugin from './plugins/openapi.js';
 import opsPlugin from './plugins/ops.js';
 import rateLimitPlugin from './plugins/rate-limit.js';
 import { validatorCompiler } from './plugins/validation.js';
-import v1Routes from './routes/v1.js';
 
 export interface AppDependencies {
   config: GatewayConfig;
   logger: Logger;
+  /** Where the gateway's metrics are registered; /metrics serves it. */
   registry: Registry;
-  backends: Backends;
 }
 
-/** Builds the gateway without listening, so tests and main.ts share one construction. */
 export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, ZodTypeProvider>;
 
+/** Builds the gateway without listening, so tests and main.ts share one construction. */
 export async function buildApp(deps: AppDependencies): Promise<App> {
   const { config } = deps;
+  const metrics = gatewayMetrics(deps.registry);
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: config.BODY_LIMIT_BYTES,
@@ -48,20 +44,15 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
-  app.decorate('tasksApi', createTasksApi(deps.backends.tasks, config.GRPC_DEADLINE_MS));
-  app.decorate('taskReader', new TaskReader(app.tasksApi));
-  app.decorate('taskListReader', new TaskListReader(app.tasksApi));
-  app.decorate('attachmentsApi', createAttachmentsApi(deps.backends.attachments, config.GRPC_DEADLINE_MS));
-  app.decorate('webhooksApi', createWebhooksApi(deps.backends.webhooks, config.GRPC_DEADLINE_MS));
 
+  // Cross-cutting plugins first: rate-limit and auth read each route's policy (`config.rateLimit`,
+  // `config.auth`) in onRoute hooks, which see only the routes added after them.
   await app.register(errorsPlugin);
   await app.register(rateLimitPlugin, { config });
+  await app.register(backendsPlugin, { config, metrics: metrics.grpcClient });
   await app.register(openApiPlugin);
-  await app.register(authPlugin, { config, tasks: app.tasksApi });
-  await app.register(opsPlugin, { registry: deps.registry, backends: deps.backends.health });
-  await app.register(v1Routes, { prefix: '/v1', publicBaseUrl: config.PUBLIC_BASE_URL });
-  // Capability download URLs carry their own unguessable token: outside the authenticated subtree.
-  await app.register(attachmentContentRoute, { prefix: '/v1' });
-  app.addHook('onClose', async () => deps.backends.close());
+  await app.register(authPlugin, { config });
+  await app.register(opsPlugin, { registry: deps.registry, httpRequestDuration: metrics.httpRequestDuration });
+  await app.register(api, { prefix: '/v1', publicBaseUrl: config.PUBLIC_BASE_URL });
   return app;
 }

@@ -1,15 +1,13 @@
 import closeWithGrace from 'close-with-grace';
 import { createLogger, createMetricsRegistry, exitOnStartupFailure } from '@tws/common';
 import { buildApp } from './app.js';
-import { connectBackends } from './clients/backends.js';
 import { loadConfig } from './config.js';
 
 const logger = createLogger('gateway');
 try {
   const config = loadConfig();
   logger.level = config.LOG_LEVEL;
-  const registry = createMetricsRegistry('gateway');
-  const app = await buildApp({ config, logger, registry, backends: connectBackends(config, registry) });
+  const app = await buildApp({ config, logger, registry: createMetricsRegistry('gateway') });
   closeWithGrace({ delay: 25_000 }, async ({ signal, err }) => {
     if (err) logger.error({ err }, 'closing after an uncaught error');
     else logger.info({ signal }, 'shutting down: finishing in-flight requests');

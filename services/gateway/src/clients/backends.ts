@@ -1,47 +1,67 @@
 import * as grpc from '@grpc/grpc-js';
-import { grpcClientMetrics, grpcClientOptions, grpcHealthChecker, type ReadinessCheck } from '@tws/common';
-import { loadTasksProto } from '@tws/proto-types';
-import type { TasksServiceClient } from '@tws/proto-types/generated/tasks/v1/TasksService';
+import { grpcClientOptions, grpcHealthChecker, unaryApi, type GrpcClientMetrics, type ReadinessCheck, type UnaryApi } from '@tws/common';
+import { loadAttachmentsProto, loadTasksProto, loadWebhooksProto } from '@tws/proto-types';
 import type { AttachmentsServiceClient } from '@tws/proto-types/generated/attachments/v1/AttachmentsService';
+import type { TasksServiceClient } from '@tws/proto-types/generated/tasks/v1/TasksService';
 import type { WebhooksServiceClient } from '@tws/proto-types/generated/webhooks/v1/WebhooksService';
-import { connectAttachments } from './attachments.js';
-import { connectWebhooks } from './webhooks.js';
-import type { Registry } from 'prom-client';
 import type { GatewayConfig } from '../config.js';
 
-/** gRPC clients of the backend services, one channel each, shared by all requests. */
+/*
+ * The unary RPCs the gateway calls on each service (UnaryApi and unaryApi accept only names the
+ * generated client has).
+ */
+const tasksRpcs = [
+  'AuthenticateApiKey', 'GetMembership', 'GetWorkspace', 'ListMembers', 'ListStatuses',
+  'ListProjects', 'CreateProject', 'UpdateProject', 'ListSections', 'CreateSection', 'UpdateSection',
+  'ListTasks', 'GetTasks', 'CreateTask', 'UpdateTask', 'DeleteTask', 'CreateComment', 'DeleteComment',
+] as const;
+const attachmentsRpcs = ['CreateUpload', 'RegisterAttachment', 'ListTaskAttachments', 'GetDownloadUrl', 'DeleteTaskAttachments'] as const;
+const webhooksRpcs = ['CreateEndpoint', 'ListEndpoints', 'DeleteEndpoint', 'ListDeliveries', 'RedeliverDelivery'] as const;
+
+/** Promise-returning TasksService calls with the gateway's deadline: `await tasks.GetWorkspace({ … })`. */
+export type TasksApi = UnaryApi<TasksServiceClient, (typeof tasksRpcs)[number]>;
+/** Promise-returning AttachmentsService calls with the gateway's deadline. */
+export type AttachmentsApi = UnaryApi<AttachmentsServiceClient, (typeof attachmentsRpcs)[number]>;
+/** Promise-returning WebhooksService calls with the gateway's deadline. */
+export type WebhooksApi = UnaryApi<WebhooksServiceClient, (typeof webhooksRpcs)[number]>;
+
+/** The backend services, one channel each, shared by all requests. */
 export interface Backends {
-  tasks: TasksServiceClient;
-  attachments: AttachmentsServiceClient;
-  webhooks: WebhooksServiceClient;
+  tasks: TasksApi;
+  attachments: AttachmentsApi;
+  /**
+   * The deadline (GRPC_DEADLINE_MS, 10 s by default) leaves room for the registration's DNS check
+   * (a few seconds at most).
+   */
+  webhooks: WebhooksApi;
   /** grpc.health.v1 check of each backend (reported by /readyz, not required by it). */
   health: ReadinessCheck[];
+  /** Closes the channels and the health checkers. */
   close(): void;
 }
 
-export function connectBackends(config: GatewayConfig, registry: Registry): Backends {
-  const metrics = grpcClientMetrics(registry);
-  const tasksProto = loadTasksProto();
-  const tasks = new tasksProto.tasks.v1.TasksService(
-    config.TASKS_GRPC_TARGET,
-    grpc.credentials.createInsecure(),
-    grpcClientOptions('tasks.v1.TasksService', metrics),
-  );
-  const attachments = connectAttachments(
+/** Opens the channels (lazily connected by grpc-js) with the shared client options and metrics. */
+export function connectBackends(config: GatewayConfig, metrics: GrpcClientMetrics): Backends {
+  const insecure = grpc.credentials.createInsecure();
+  const options = (service: string): grpc.ClientOptions => grpcClientOptions(service, metrics);
+  const tasks = new (loadTasksProto().tasks.v1.TasksService)(config.TASKS_GRPC_TARGET, insecure, options('tasks.v1.TasksService'));
+  const attachments = new (loadAttachmentsProto().attachments.v1.AttachmentsService)(
     config.ATTACHMENTS_GRPC_TARGET,
-    grpcClientOptions('attachments.v1.AttachmentsService', metrics),
+    insecure,
+    options('attachments.v1.AttachmentsService'),
   );
-  const webhooks = connectWebhooks(config.WEBHOOKS_GRPC_TARGET, grpcClientOptions('webhooks.v1.WebhooksService', metrics));
+  const webhooks = new (loadWebhooksProto().webhooks.v1.WebhooksService)(config.WEBHOOKS_GRPC_TARGET, insecure, options('webhooks.v1.WebhooksService'));
   const peers = {
     tasks: config.TASKS_GRPC_TARGET,
     attachments: config.ATTACHMENTS_GRPC_TARGET,
     webhooks: config.WEBHOOKS_GRPC_TARGET,
   };
   const healthCheckers = Object.entries(peers).map(([name, target]) => ({ name, checker: grpcHealthChecker(target) }));
+  const deadlineMs = config.GRPC_DEADLINE_MS;
   return {
-    tasks,
-    attachments,
-    webhooks,
+    tasks: unaryApi(tasks, tasksRpcs, deadlineMs),
+    attachments: unaryApi(attachments, attachmentsRpcs, deadlineMs),
+    webhooks: unaryApi(webhooks, webhooksRpcs, deadlineMs),
     health: healthCheckers.map(({ name, checker }) => ({ name: `${name} service`, check: () => checker.check() })),
     close() {
       tasks.close();

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { LRUCache } from 'lru-cache';
 import type { ListTasksResponse__Output } from '@tws/proto-types/generated/tasks/v1/ListTasksResponse';
-import type { TasksApi } from './tasks-api.js';
+import type { TasksApi } from './backends.js';
 
 interface ListCopy {
   version: string;
@@ -66,12 +66,5 @@ export class TaskListReader {
       offset = page.nextOffset;
     }
     yield Buffer.from(']');
-  }
-}
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** Task lists with a per-replica copy validated on every request (GET /v1/projects/:id/tasks). */
-    taskListReader: TaskListReader;
   }
 }

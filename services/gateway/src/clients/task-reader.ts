@@ -1,5 +1,5 @@
 import DataLoader from 'dataloader';
-import type { TasksApi } from './tasks-api.js';
+import type { TasksApi } from './backends.js';
 
 interface TaskRef {
   workspaceId: string;
@@ -42,12 +42,5 @@ export class TaskReader {
   async read(workspaceId: string, id: string): Promise<Buffer | null> {
     const json = await this.loader.load({ workspaceId, id });
     return json.length === 0 ? null : json;
-  }
-}
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** Batched task reads (GET /v1/tasks/:id). */
-    taskReader: TaskReader;
   }
 }

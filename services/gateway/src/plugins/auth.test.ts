@@ -17,7 +17,6 @@ import {
   validApiKey,
   type Harness,
 } from '../testing/harness.js';
-import { requireApiKey } from './auth.js';
 
 const workspaceJson = { workspace: { id: ids.workspace, name: 'Acme', urlId: 'acme', taskPrefix: 'AC', plan: 'PLAN_FREE' } };
 
@@ -190,12 +189,15 @@ describe('auth plugin', () => {
     });
 
     test('Bearer on /v1/webhooks* → 403; the API key passes', async () => {
-      // The real GET /v1/webhooks plus a stand-in route under /v1/webhooks that needs no backend.
+      // The real GET /v1/webhooks plus stand-in routes that need no backend: the policy is the
+      // route's declaration (`config.auth`), not its URL.
+      const keysOnly = { auth: { apiKeyOnly: 'webhooks are managed with an API key' } };
       const withWebhooks = await startGateway({}, async (app) => {
         await app.register(
           async (v1) => {
-            v1.addHook('onRequest', v1.authenticate);
-            v1.post('/webhooks/:id/ping', { preHandler: requireApiKey }, async () => ({ ok: true }));
+            v1.post('/webhooks/:id/ping', { config: keysOnly }, async () => ({ ok: true }));
+            v1.get('/elsewhere', { config: { auth: { apiKeyOnly: 'API keys only here' } } }, async () => ({ ok: true }));
+            v1.get('/webhooks-like', { config: { auth: true } }, async () => ({ ok: true }));
           },
           { prefix: '/v1' },
         );
@@ -208,10 +210,36 @@ describe('auth plugin', () => {
         expect(get.json).toEqual({ error: 'webhooks are managed with an API key' });
         expect((await call(withWebhooks.app, 'POST', '/v1/webhooks/x/ping', bearer(token))).status).toBe(403);
         expect((await call(withWebhooks.app, 'POST', '/v1/webhooks/x/ping', { apiKey: validApiKey })).status).toBe(200);
+        const elsewhere = await call(withWebhooks.app, 'GET', '/v1/elsewhere', bearer(token));
+        expect(elsewhere.status).toBe(403);
+        expect(elsewhere.json).toEqual({ error: 'API keys only here' });
+        expect((await call(withWebhooks.app, 'HEAD', '/v1/elsewhere', bearer(token))).status).toBe(403);
+        expect((await call(withWebhooks.app, 'GET', '/v1/elsewhere', { apiKey: validApiKey })).status).toBe(200);
+        expect((await call(withWebhooks.app, 'GET', '/v1/webhooks-like', bearer(token))).status).toBe(200);
+        expect((await call(withWebhooks.app, 'GET', '/v1/webhooks-like')).status).toBe(401);
       } finally {
         await withWebhooks.close();
       }
     });
+  });
+
+  test('every /v1 operation but the capability download URL refuses a request without credentials (401), HEAD included', async () => {
+    const spec = (await h.app.inject({ url: '/openapi.json' })).json<{ paths: Record<string, Record<string, unknown>> }>();
+    let checked = 0;
+    for (const [path, item] of Object.entries(spec.paths)) {
+      const url = path.replace(/\{[^}]+\}/g, ids.task);
+      for (const method of Object.keys(item)) {
+        const methods = method === 'get' ? ['GET', 'HEAD'] : [method.toUpperCase()];
+        for (const verb of methods) {
+          const response = await call(h.app, verb, url, verb === 'POST' || verb === 'PATCH' ? { body: {} } : {});
+          if (path === '/v1/attachments/{id}/content') expect(response.status, `${verb} ${path}`).toBe(404);
+          else expect(response.status, `${verb} ${path}`).toBe(401);
+          checked += 1;
+        }
+      }
+    }
+    expect(checked).toBeGreaterThanOrEqual(25);
+    expect(h.fake.calls).toEqual([]);
   });
 });
 

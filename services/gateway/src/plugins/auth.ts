@@ -1,46 +1,41 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { ApiKeyAuthenticator, credentialHash } from '../auth/api-keys.js';
-import { createTokenVerifier, TokenRejected, type TokenVerifier } from '../auth/jwt.js';
-import { MembershipChecker } from '../auth/memberships.js';
-import { allows, requiredScope, type Principal } from '../auth/principal.js';
-import type { TasksApi } from '../clients/tasks-api.js';
+import { ApiKeyAuthenticator, credentialHash } from '../domain/auth/api-keys.js';
+import { createTokenVerifier, TokenRejected, type TokenVerifier } from '../domain/auth/jwt.js';
+import { MembershipChecker } from '../domain/auth/memberships.js';
+import { allows, requiredScope, type Principal } from '../domain/auth/principal.js';
 import type { GatewayConfig } from '../config.js';
 import { HttpError } from './errors.js';
-import { enforce, ipKey, tooManyRequests, type RateLimits } from './rate-limit.js';
+import { enforce, ipKey, prependOnRequest, tooManyRequests, type RateLimits } from './rate-limit.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The authenticated caller; set by `app.authenticate`, so only readable under /v1. */
+    /** The authenticated caller; set on routes that declare `config.auth`, an error to read elsewhere. */
     readonly principal: Principal;
     /** Backing field of `principal` (null until authenticated). */
     authenticatedPrincipal: Principal | null;
   }
-  interface FastifyInstance {
-    /** onRequest hook that authenticates, rate-limits and authorizes a /v1 request. */
-    authenticate: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  interface FastifyContextConfig {
+    /**
+     * Who may call the route, applied by this plugin's onRoute hook:
+     * - `true`: an API key, or a Bearer token with X-Workspace-Id whose scope allows the method;
+     * - `{ apiKeyOnly: message }`: an API key only (a Bearer token gets 403 `message`);
+     * - omitted or `false`: anyone, no credentials (probes, documentation, capability URLs).
+     * An authenticated route's requests are rate-limited per credential (per client IP while
+     * unauthenticated), and its failed credential checks count against the client IP's
+     * failed-authentication budget (AUTH_FAILURES_PER_MINUTE).
+     */
+    auth?: boolean | { apiKeyOnly: string };
   }
 }
 
 export interface AuthOptions {
   config: GatewayConfig;
-  tasks: TasksApi;
 }
 
 const realm = 'Bearer realm="task-workspace-api"';
 const unauthorized = (message: string, tokenError = false): HttpError =>
   new HttpError(401, message, { 'www-authenticate': tokenError ? `${realm}, error="invalid_token"` : realm });
-
-const webhooksForbidden = (): HttpError => new HttpError(403, 'webhooks are managed with an API key');
-
-/**
- * For routes only an API key may use (webhook management). The /v1 auth hook already applies it to
- * every route under /v1/webhooks; webhook routes may add it explicitly too
- * (`{ onRequest: requireApiKey }` or `preHandler`).
- */
-export async function requireApiKey(request: FastifyRequest): Promise<void> {
-  if (request.principal.kind !== 'apiKey') throw webhooksForbidden();
-}
 
 function singleHeader(request: FastifyRequest, name: string): string | undefined {
   const value = request.headers[name];
@@ -50,7 +45,8 @@ function singleHeader(request: FastifyRequest, name: string): string | undefined
 const bearerPattern = /^Bearer +([A-Za-z0-9\-_.~+/]+=*) *$/i;
 
 /**
- * Authentication of the public API (contract section 5):
+ * Authentication of the public API (contract section 5), on every route that declares
+ * `config.auth` (see FastifyContextConfig above), whatever its URL:
  * - `X-API-Key` → tasks.AuthenticateApiKey (cached by the key's SHA-256 for AUTH_API_KEY_CACHE_TTL_MS);
  *   full read/write access to the key's workspace. If both headers are sent, the API key is used.
  * - `Authorization: Bearer <jwt>` + `X-Workspace-Id` → signature, `iss`, `aud`, `exp`/`nbf`, `sub`
@@ -62,10 +58,12 @@ const bearerPattern = /^Bearer +([A-Za-z0-9\-_.~+/]+=*) *$/i;
  * Failed key/token checks are counted per client IP (AUTH_FAILURES_PER_MINUTE); over the limit the
  * IP gets 429 for every credential that is not already known valid. Each lookup reserves its token
  * before it starts, so concurrency cannot exceed the limit either. Once authenticated, each request
- * takes a token from the caller's bucket (API key hash, or user + workspace).
+ * takes a token from the caller's bucket (API key hash, or user + workspace). Must be registered
+ * before the routes it protects (an onRoute hook sees only the routes added after it).
  */
 async function authPlugin(app: FastifyInstance, options: AuthOptions): Promise<void> {
-  const { config, tasks } = options;
+  const { config } = options;
+  const tasks = app.tasksApi;
   const apiKeys = new ApiKeyAuthenticator(tasks, config.AUTH_API_KEY_CACHE_TTL_MS);
   const memberships = new MembershipChecker(tasks, config.AUTH_MEMBERSHIP_CACHE_TTL_MS);
   const verifier: TokenVerifier | undefined = await createTokenVerifier(config);
@@ -171,7 +169,8 @@ async function authPlugin(app: FastifyInstance, options: AuthOptions): Promise<v
     };
   }
 
-  app.decorate('authenticate', async function authenticate(request: FastifyRequest): Promise<void> {
+  /** Authenticates, rate-limits and authorizes a request to a route that declares `config.auth`. */
+  async function authenticate(request: FastifyRequest, apiKeyOnly: string | undefined): Promise<void> {
     let identified;
     try {
       identified = await identify(request);
@@ -189,8 +188,16 @@ async function authPlugin(app: FastifyInstance, options: AuthOptions): Promise<v
         'www-authenticate': `${realm}, error="insufficient_scope", scope="${scope}"`,
       });
     }
-    if (principal.kind === 'user' && request.routeOptions.url?.startsWith('/v1/webhooks')) throw webhooksForbidden();
+    if (apiKeyOnly !== undefined && principal.kind !== 'apiKey') throw new HttpError(403, apiKeyOnly);
+  }
+
+  // The policy is the route's own (`config.auth`), read once when the route is added.
+  app.addHook('onRoute', (route) => {
+    const policy = route.config?.auth;
+    if (!policy) return;
+    const apiKeyOnly = policy === true ? undefined : policy.apiKeyOnly;
+    prependOnRequest(route, async (request) => authenticate(request, apiKeyOnly));
   });
 }
 
-export default fp(authPlugin, { name: 'auth', dependencies: ['errors', 'rate-limit'] });
+export default fp(authPlugin, { name: 'auth', dependencies: ['errors', 'rate-limit', 'backends'] });

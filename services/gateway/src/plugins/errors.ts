@@ -5,7 +5,6 @@ import fp from 'fastify-plugin';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
 import { findNul, isGrpcError, nulMessage } from '@tws/common';
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { mayHoldNul } from './nul.js';
 
 /** An error whose message and status are meant for the API client. */
 export class HttpError extends Error {
@@ -44,6 +43,9 @@ function describeValidation(error: FastifyError): string {
   return field ? `${where}.${field}: ${first.message ?? 'is invalid'}` : `${where}: ${first.message ?? 'is invalid'}`;
 }
 
+/** In JSON text a NUL can only be written as an escape: bodies without one are not walked. */
+const escapedNul = /\\u0000/i;
+
 const unsupportedMediaType = (): HttpError => new HttpError(415, 'unsupported content type: send application/json');
 
 /**
@@ -69,7 +71,7 @@ function registerBodyParsers(app: FastifyInstance): void {
       done(new HttpError(400, 'request body is not valid UTF-8'), undefined);
       return;
     }
-    if (!mayHoldNul(body)) {
+    if (!escapedNul.test(body)) {
       parseJson(request, body, done);
       return;
     }

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { Histogram, type Registry } from 'prom-client';
-import { runReadiness, type ReadinessCheck } from '@tws/common';
+import type { Histogram, Registry } from 'prom-client';
+import { runReadiness } from '@tws/common';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -11,9 +11,10 @@ declare module 'fastify' {
 }
 
 export interface OpsOptions {
+  /** What /metrics serves. */
   registry: Registry;
-  /** grpc.health.v1 checks of the backends: reported by /readyz, never a reason to be unready. */
-  backends: ReadinessCheck[];
+  /** Observed for every request (metrics.ts). */
+  httpRequestDuration: Histogram<'method' | 'route' | 'status_code'>;
 }
 
 /** /healthz, /readyz, /metrics and the HTTP RED histogram for every route. */
@@ -22,13 +23,7 @@ async function opsPlugin(app: FastifyInstance, options: OpsOptions): Promise<voi
   app.decorate('markShuttingDown', () => {
     shuttingDown = true;
   });
-  const duration = new Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'HTTP request duration by method, route template and status code.',
-    labelNames: ['method', 'route', 'status_code'],
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [options.registry],
-  });
+  const duration = options.httpRequestDuration;
   app.addHook('onResponse', async (request, reply) => {
     duration.observe(
       { method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: String(reply.statusCode) },
@@ -36,7 +31,8 @@ async function opsPlugin(app: FastifyInstance, options: OpsOptions): Promise<voi
     );
   });
 
-  const hidden = { schema: { hide: true } };
+  // Probes and scrapes: public, never rate-limited, not in the OpenAPI document.
+  const hidden = { schema: { hide: true }, config: { auth: false, rateLimit: false } } as const;
   app.get('/healthz', hidden, async () => ({ status: 'ok' }));
   // Ready = this replica can serve its own work, which needs no dependency: a request for a backend
   // that is down answers 503 {"error"} by itself, every other route keeps working. Requiring the
@@ -45,7 +41,7 @@ async function opsPlugin(app: FastifyInstance, options: OpsOptions): Promise<voi
   // down). Their state is reported alongside, for operators. Only shutting down makes it red.
   app.get('/readyz', hidden, async (_request, reply) => {
     if (shuttingDown) return reply.code(503).send({ status: 'shutting down' });
-    const report = await runReadiness(options.backends);
+    const report = await runReadiness(app.backendChecks);
     return reply.code(200).send({ status: 'ok', backends: report.checks });
   });
   app.get('/metrics', hidden, async (_request, reply) =>
@@ -53,4 +49,4 @@ async function opsPlugin(app: FastifyInstance, options: OpsOptions): Promise<voi
   );
 }
 
-export default fp(opsPlugin, { name: 'ops' });
+export default fp(opsPlugin, { name: 'ops', dependencies: ['backends'] });

@@ -81,3 +81,29 @@ describe('per-credential limit in the gateway', () => {
     expect((await h.app.inject({ url: '/openapi.json', remoteAddress: '10.1.2.4' })).statusCode).toBe(200);
   });
 });
+
+describe('each request is charged once, by its route policy', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startGateway({ RATE_LIMIT_PER_SECOND: '0.01', RATE_LIMIT_BURST: '2' });
+    fakeCredentials(h.fake);
+    h.fake.handlers.set('GetWorkspace', () => ({ workspace: { id: ids.workspace, name: 'Acme', urlId: 'acme', taskPrefix: 'AC', plan: 'PLAN_FREE' } }));
+  });
+  afterAll(async () => h.close());
+
+  const statuses = async (times: number, request: () => Promise<{ statusCode: number }>) => {
+    const seen = [];
+    for (let i = 0; i < times; i += 1) seen.push((await request()).statusCode);
+    return seen;
+  };
+
+  test('HEAD (derived from GET by fastify) takes one token, per credential or per client IP', async () => {
+    const head = () => h.app.inject({ method: 'HEAD', url: '/v1/workspace', headers: { 'x-api-key': validApiKey } });
+    expect(await statuses(3, head)).toEqual([200, 200, 429]);
+    expect(await statuses(3, () => h.app.inject({ method: 'HEAD', url: '/openapi.json', remoteAddress: '10.9.0.1' }))).toEqual([200, 200, 429]);
+  });
+
+  test('requests that match no route are charged to the client IP', async () => {
+    expect(await statuses(3, () => h.app.inject({ url: '/v1/nothing', remoteAddress: '10.9.0.2' }))).toEqual([404, 404, 429]);
+  });
+});

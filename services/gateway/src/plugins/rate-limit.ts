@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { TokenBucket } from 'limiter';
 import { LRUCache } from 'lru-cache';
@@ -75,6 +75,14 @@ declare module 'fastify' {
   interface FastifyInstance {
     rateLimits: RateLimits;
   }
+  interface FastifyContextConfig {
+    /**
+     * `false`: never limited (probes and scrapes). Otherwise a route is limited by the token bucket
+     * of the caller's credential when it authenticates (`auth`, charged by plugins/auth.ts once the
+     * caller is known), else of the client IP.
+     */
+    rateLimit?: false;
+  }
 }
 
 export function tooManyRequests(retryAfterSeconds: number, message = 'rate limit exceeded, retry later'): HttpError {
@@ -89,13 +97,22 @@ export function enforce(buckets: KeyedTokenBuckets, key: string, message?: strin
 
 export const ipKey = (request: FastifyRequest): string => `ip:${request.ip}`;
 
-/** Probes and scrapes are never limited. */
-const unlimitedRoutes = new Set(['/healthz', '/readyz', '/metrics']);
+/**
+ * Adds `hook` to a route's onRequest hooks, ahead of those it declares, from an onRoute hook. A new
+ * array: fastify derives the HEAD route of a GET from the options as declared (sharing their arrays)
+ * and runs the onRoute hooks for it too, so pushing into a declared array would add the hook twice.
+ */
+export function prependOnRequest(route: RouteOptions, hook: onRequestHookHandler): void {
+  const declared = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
+  route.onRequest = [hook, ...declared];
+}
 
 /**
- * Rate limiting (DESIGN: per-credential token bucket; 429 + Retry-After + {"error"}). The /v1 auth
- * hook charges the caller's credential once it is known; every other route (docs, OpenAPI, unknown
- * paths) is charged to the client IP here. Behind an ingress set TRUST_PROXY so the IP is the client's.
+ * Rate limiting (DESIGN: per-credential token bucket; 429 + Retry-After + {"error"}), by the policy
+ * each route declares in `config.rateLimit` and `config.auth`, read when the route is added (so this
+ * plugin must be registered before the routes). The auth hook charges the caller's credential once
+ * it is known; every other route (docs, OpenAPI, capability URLs) and any request that matches no
+ * route is charged to the client IP here. Behind an ingress set TRUST_PROXY so the IP is the client's.
  */
 async function rateLimitPlugin(app: FastifyInstance, options: { config: GatewayConfig }): Promise<void> {
   const { config } = options;
@@ -105,10 +122,14 @@ async function rateLimitPlugin(app: FastifyInstance, options: { config: GatewayC
   };
   app.decorate('rateLimits', limits);
   if (!limits.requests.enabled) return;
+  const limitByClientIp = async (request: FastifyRequest): Promise<void> => enforce(limits.requests, ipKey(request));
+  app.addHook('onRoute', (route) => {
+    if (route.config?.rateLimit === false || route.config?.auth) return;
+    prependOnRequest(route, limitByClientIp);
+  });
+  // Requests that match no route (404) have no route policy: limited by client IP.
   app.addHook('onRequest', async (request) => {
-    const route = request.routeOptions.url;
-    if (route !== undefined && (unlimitedRoutes.has(route) || route.startsWith('/v1/'))) return;
-    enforce(limits.requests, ipKey(request));
+    if (request.is404) await limitByClientIp(request);
   });
 }
 

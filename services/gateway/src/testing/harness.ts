@@ -5,7 +5,6 @@ import { Registry } from 'prom-client';
 import { createLogger } from '@tws/common';
 import { loadTasksProto } from '@tws/proto-types';
 import { buildApp, type App } from '../app.js';
-import { connectBackends } from '../clients/backends.js';
 import { loadConfig } from '../config.js';
 
 /*
@@ -141,9 +140,8 @@ export async function startGateway(
     AUTH_JWT_AUDIENCE: jwtAudience,
     ...env,
   });
-  const registry = new Registry();
-  const backends = connectBackends(config, registry);
-  const app = await buildApp({ config, logger: createLogger('gateway', (process.env.GATEWAY_TEST_LOG_LEVEL ?? 'silent') as 'silent'), registry, backends });
+  const logger = createLogger('gateway', (process.env.GATEWAY_TEST_LOG_LEVEL ?? 'silent') as 'silent');
+  const app = await buildApp({ config, logger, registry: new Registry() });
   await beforeReady?.(app);
   await app.ready();
   return {

@@ -1,16 +1,14 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { HttpError } from '../../plugins/errors.js';
-import { enforce, ipKey } from '../../plugins/rate-limit.js';
-import { errorResponses, PathId } from '../../schemas/common.js';
+import { errorResponses, PathId } from '../schemas/common.js';
 
 const notFound = (): HttpError => new HttpError(404, 'attachment not found');
 
 /**
  * GET /v1/attachments/:id/content?token=… — the permanent download URL of an attachment. It is a
- * capability URL (the 256-bit token is the credential), so it must be registered OUTSIDE the
- * authenticated /v1 subtree: `app.register(attachmentContentRoute, { prefix: '/v1' })`. Requests are
- * rate-limited per client IP. Answers 302 to a short-lived presigned GET of the object, whose
+ * capability URL (the 256-bit token is the credential): it declares `auth: false`, and its requests
+ * are rate-limited per client IP. Answers 302 to a short-lived presigned GET of the object, whose
  * response names the file (Content-Disposition) and carries the stored content type; 404 for an
  * unknown id or a wrong token alike.
  */
@@ -18,7 +16,7 @@ const attachmentContentRoute: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/attachments/:id/content',
     {
-      onRequest: async (request) => enforce(app.rateLimits.requests, ipKey(request)),
+      config: { auth: false },
       schema: {
         tags: ['Attachments'],
         operationId: 'downloadAttachment',

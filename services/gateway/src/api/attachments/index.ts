@@ -1,7 +1,6 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { assertPathId, ErrorBody, errorResponses, PathId } from '../../schemas/common.js';
+import { assertPathId, ErrorBody, errorResponses, PathId } from '../schemas/common.js';
 import {
   Attachment,
   downloadUrl,
@@ -17,14 +16,14 @@ import {
 export type { AttachmentRoutesOptions } from './schemas.js';
 
 /**
- * The authenticated attachment routes, registered inside the /v1 subtree (the auth hook applies):
- * POST /v1/attachments/upload, POST /v1/tasks/:id/attachments, GET /v1/tasks/:id/attachments.
- * The download route (`./content.ts`) is public and registered outside that subtree.
+ * The authenticated attachment routes: POST /v1/attachments/upload, POST /v1/tasks/:id/attachments,
+ * GET /v1/tasks/:id/attachments. The download route (`./content.ts`) needs no credentials.
  */
 const attachmentRoutes: FastifyPluginAsyncZod<AttachmentRoutesOptions> = async (app, options) => {
   app.post(
     '/attachments/upload',
     {
+      config: { auth: true },
       schema: {
         tags: ['Attachments'],
         operationId: 'requestAttachmentUpload',
@@ -49,6 +48,7 @@ const attachmentRoutes: FastifyPluginAsyncZod<AttachmentRoutesOptions> = async (
   app.post(
     '/tasks/:id/attachments',
     {
+      config: { auth: true },
       schema: {
         tags: ['Attachments'],
         operationId: 'registerAttachment',
@@ -84,6 +84,7 @@ const attachmentRoutes: FastifyPluginAsyncZod<AttachmentRoutesOptions> = async (
   app.get(
     '/tasks/:id/attachments',
     {
+      config: { auth: true },
       schema: {
         tags: ['Attachments'],
         operationId: 'listTaskAttachments',
@@ -105,17 +106,3 @@ const attachmentRoutes: FastifyPluginAsyncZod<AttachmentRoutesOptions> = async (
 };
 
 export default attachmentRoutes;
-
-/**
- * Removes the attachments (records and objects) of a task that was just deleted. Call it in the
- * DELETE /v1/tasks/:id handler after tasks.DeleteTask succeeded. It never fails the request: the
- * task is gone either way, and should this call fail the attachments service's sweeper removes the
- * attachments of tasks that no longer exist.
- */
-export async function removeAttachmentsOfDeletedTask(app: FastifyInstance, request: FastifyRequest, taskId: string): Promise<void> {
-  try {
-    await app.attachmentsApi.DeleteTaskAttachments({ workspaceId: request.principal.workspaceId, taskId });
-  } catch (error) {
-    request.log.warn({ err: error, taskId }, 'attachments of a deleted task not removed now; the attachments sweeper will');
-  }
-}

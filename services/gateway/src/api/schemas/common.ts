@@ -1,12 +1,14 @@
 import { z } from 'zod';
-import { HttpError } from '../plugins/errors.js';
+import { isUuid } from '@tws/common';
+import { HttpError } from '../../plugins/errors.js';
 
-/**
- * Ids are UUIDs (any version, canonical 8-4-4-4-12 hex form). Checked in the gateway so a malformed
- * id never reaches Postgres: in a path it answers 404, in a body 400.
+/*
+ * Ids are UUIDs (any version, canonical 8-4-4-4-12 hex form, `isUuid` of @tws/common). Checked in
+ * the gateway so a malformed id never reaches Postgres: in a path it answers 404, in a body 400.
  */
-const uuidPattern = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
-export const isUuid = (value: string): boolean => value.length === 36 && uuidPattern.test(value);
+
+/** How /openapi.json states the id format (a JSON Schema pattern has no flags); the check is `isUuid`. */
+const documentedUuidPattern = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 
 /** An id in the URL path: any non-empty string; the handler answers 404 unless it is a UUID. */
 export const PathId = z.string().min(1).meta({ format: 'uuid', description: 'Resource id (UUID).' });
@@ -14,8 +16,8 @@ export const PathId = z.string().min(1).meta({ format: 'uuid', description: 'Res
 /** An id in a request body: must be a UUID (400 otherwise). */
 export const BodyId = z
   .string()
-  .regex(uuidPattern, { error: 'must be a valid id (UUID)' })
-  .meta({ format: 'uuid' });
+  .refine(isUuid, { error: 'must be a valid id (UUID)' })
+  .meta({ pattern: documentedUuidPattern, format: 'uuid' });
 
 export const nameMaxLength = 255;
 export const textMaxLength = 100_000;

@@ -1,4 +1,4 @@
-/** Who is calling, as established by the auth plugin for every request under /v1. */
+/** Who is calling, as established by the auth plugin on every route that declares `config.auth`. */
 export type Principal =
   | {
       workspaceId: string;

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import attachmentContentRoute from './attachments/content.js';
 import attachmentRoutes, { type AttachmentRoutesOptions } from './attachments/index.js';
 import commentRoutes from './comments/index.js';
 import projectRoutes from './projects/index.js';
@@ -7,14 +8,18 @@ import taskRoutes from './tasks/index.js';
 import webhookRoutes from './webhooks/index.js';
 import workspaceRoutes from './workspace/index.js';
 
+export type ApiOptions = AttachmentRoutesOptions;
+
 /**
- * The public API, registered with prefix /v1. Every route in this subtree is authenticated,
- * rate-limited and authorized by the auth plugin's hook; routes read `request.principal`.
- * Attachments and webhooks routes are registered here too when they exist (webhooks: API key only,
- * enforced by the hook for /v1/webhooks*, see `requireApiKey`).
+ * The public API, registered with prefix /v1: every resource's routes. Each route declares who may
+ * call it (`config.auth`, applied by plugins/auth.ts, which also rate-limits the caller's credential);
+ * routes read `request.principal`. A route here without that declaration is a start-up error, so no
+ * route is public by omission.
  */
-const v1Routes: FastifyPluginAsyncZod<AttachmentRoutesOptions> = async (app, options) => {
-  app.addHook('onRequest', app.authenticate);
+const api: FastifyPluginAsyncZod<ApiOptions> = async (app, options) => {
+  app.addHook('onRoute', (route) => {
+    if (route.config?.auth === undefined) throw new Error(`${String(route.method)} ${route.url}: API routes declare config.auth`);
+  });
   await app.register(workspaceRoutes);
   await app.register(projectRoutes);
   await app.register(sectionRoutes);
@@ -22,6 +27,7 @@ const v1Routes: FastifyPluginAsyncZod<AttachmentRoutesOptions> = async (app, opt
   await app.register(commentRoutes);
   await app.register(attachmentRoutes, { publicBaseUrl: options.publicBaseUrl });
   await app.register(webhookRoutes);
+  await app.register(attachmentContentRoute);
 };
 
-export default v1Routes;
+export default api;

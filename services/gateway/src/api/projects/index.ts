@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { assertPathId, atLeastOneField, errorResponses, Name, PathId, textMaxLength } from '../../schemas/common.js';
-import { Project, toProject } from '../../schemas/resources.js';
+import { assertPathId, atLeastOneField, errorResponses, Name, PathId, textMaxLength } from '../schemas/common.js';
+import { Project, toProject } from '../schemas/resources.js';
 
 const Description = z.string().max(textMaxLength);
 
@@ -26,6 +26,7 @@ const projectRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/projects',
     {
+      config: { auth: true },
       schema: {
         tags: ['Projects'],
         operationId: 'listProjects',
@@ -42,6 +43,7 @@ const projectRoutes: FastifyPluginAsyncZod = async (app) => {
   app.post(
     '/projects',
     {
+      config: { auth: true },
       schema: {
         tags: ['Projects'],
         operationId: 'createProject',
@@ -70,6 +72,7 @@ const projectRoutes: FastifyPluginAsyncZod = async (app) => {
   app.patch(
     '/projects/:id',
     {
+      config: { auth: true },
       schema: {
         tags: ['Projects'],
         operationId: 'updateProject',

@@ -1,13 +1,14 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { errorResponses } from '../../schemas/common.js';
-import { Member, Status, Workspace, toMember, toStatus, toWorkspace } from '../../schemas/resources.js';
+import { errorResponses } from '../schemas/common.js';
+import { Member, Status, Workspace, toMember, toStatus, toWorkspace } from '../schemas/resources.js';
 
 /** GET /v1/workspace, /v1/members, /v1/statuses: the workspace of the credentials. */
 const workspaceRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/workspace',
     {
+      config: { auth: true },
       schema: {
         tags: ['Workspace'],
         operationId: 'getWorkspace',
@@ -24,6 +25,7 @@ const workspaceRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/members',
     {
+      config: { auth: true },
       schema: {
         tags: ['Workspace'],
         operationId: 'listMembers',
@@ -40,6 +42,7 @@ const workspaceRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/statuses',
     {
+      config: { auth: true },
       schema: {
         tags: ['Workspace'],
         operationId: 'listStatuses',

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { requireApiKey } from '../../plugins/auth.js';
-import { assertPathId, errorResponses, NoContent, PathId } from '../../schemas/common.js';
+import { assertPathId, errorResponses, NoContent, PathId } from '../schemas/common.js';
 import {
   CreatedWebhook,
   CreateWebhookBody,
@@ -16,28 +15,29 @@ import {
 
 const WebhookParams = z.object({ id: PathId });
 const DeliveryParams = z.object({ id: PathId, deliveryId: PathId });
-const apiKeyOnly = { description: 'API key only: a Bearer token gets 403 ("webhooks are managed with an API key").' };
+/** API key only: a Bearer token gets 403 with this message. */
+const apiKeyOnly = 'webhooks are managed with an API key';
+const config = { auth: { apiKeyOnly } };
+const apiKeyOnlyDescription = `API key only: a Bearer token gets 403 ("${apiKeyOnly}").`;
 /** OpenAPI: these operations accept the API key scheme only. */
 const security = [{ apiKey: [] }];
 
 /**
- * Webhook management (contract section 4 "Webhooks"), registered inside the authenticated /v1
- * subtree: `await app.register(webhookRoutes)` in routes/v1.ts, with `app.webhooksApi` decorated
- * (clients/webhooks.ts). API key only: the auth hook refuses Bearer principals on /v1/webhooks*, and
- * every route here checks it again. The workspace is always the API key's.
+ * Webhook management (contract section 4 "Webhooks") through `app.webhooksApi` (plugins/backends.ts).
+ * Every route declares `auth: { apiKeyOnly }`: the auth plugin refuses Bearer principals. The
+ * workspace is always the API key's.
  */
 const webhookRoutes: FastifyPluginAsyncZod = async (app) => {
-  app.addHook('preHandler', requireApiKey);
-
   app.post(
     '/webhooks',
     {
+      config,
       schema: {
         tags: ['Webhooks'],
         security,
         operationId: 'createWebhook',
         summary: 'Register a webhook endpoint',
-        description: `${apiKeyOnly.description} 400 when the URL is not https, does not resolve ("host does not resolve"), or resolves to localhost or a private/reserved address.`,
+        description: `${apiKeyOnlyDescription} 400 when the URL is not https, does not resolve ("host does not resolve"), or resolves to localhost or a private/reserved address.`,
         body: CreateWebhookBody,
         response: { 201: CreatedWebhook, ...errorResponses(400, 401, 403, 413, 415, 429) },
       },
@@ -57,12 +57,13 @@ const webhookRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/webhooks',
     {
+      config,
       schema: {
         tags: ['Webhooks'],
         security,
         operationId: 'listWebhooks',
         summary: 'Registered webhook endpoints, oldest first (secrets are never included)',
-        description: apiKeyOnly.description,
+        description: apiKeyOnlyDescription,
         response: { 200: z.array(Webhook), ...errorResponses(401, 403, 429) },
       },
     },
@@ -75,12 +76,13 @@ const webhookRoutes: FastifyPluginAsyncZod = async (app) => {
   app.delete(
     '/webhooks/:id',
     {
+      config,
       schema: {
         tags: ['Webhooks'],
         security,
         operationId: 'deleteWebhook',
         summary: 'Delete a webhook endpoint; its pending retries stop',
-        description: apiKeyOnly.description,
+        description: apiKeyOnlyDescription,
         params: WebhookParams,
         response: { 204: NoContent, ...errorResponses(401, 403, 404, 429) },
       },
@@ -95,12 +97,13 @@ const webhookRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/webhooks/:id/deliveries',
     {
+      config,
       schema: {
         tags: ['Webhooks'],
         security,
         operationId: 'listWebhookDeliveries',
         summary: 'Delivery log of an endpoint: recent deliveries with every attempt, newest first',
-        description: `${apiKeyOnly.description} Paginated: pass \`nextCursor\` as \`cursor\` for older deliveries.`,
+        description: `${apiKeyOnlyDescription} Paginated: pass \`nextCursor\` as \`cursor\` for older deliveries.`,
         params: WebhookParams,
         querystring: DeliveriesQuery,
         response: { 200: DeliveryPage, ...errorResponses(400, 401, 403, 404, 429) },
@@ -121,12 +124,13 @@ const webhookRoutes: FastifyPluginAsyncZod = async (app) => {
   app.post(
     '/webhooks/:id/deliveries/:deliveryId/redeliver',
     {
+      config,
       schema: {
         tags: ['Webhooks'],
         security,
         operationId: 'redeliverWebhookDelivery',
         summary: 'Send a delivery again: a new attempt chain (up to 5 attempts) with the same event id',
-        description: `${apiKeyOnly.description} Attempt 1 is made at once; the new delivery appears first in the delivery log.`,
+        description: `${apiKeyOnlyDescription} Attempt 1 is made at once; the new delivery appears first in the delivery log.`,
         params: DeliveryParams,
         response: { 202: Delivery.describe('The new delivery (pending)'), ...errorResponses(400, 401, 403, 404, 429) },
       },

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Attachment__Output } from '@tws/proto-types/generated/attachments/v1/Attachment';
-import { BodyId, Timestamp } from '../../schemas/common.js';
+import { BodyId, Timestamp } from '../schemas/common.js';
 
 /** Options of the attachment route plugins. */
 export interface AttachmentRoutesOptions {

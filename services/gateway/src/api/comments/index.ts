@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Actor } from '@tws/proto-types/generated/tasks/v1/Actor';
-import type { Principal } from '../../auth/principal.js';
-import { assertPathId, errorResponses, NoContent, PathId, textMaxLength } from '../../schemas/common.js';
+import type { Principal } from '../../domain/auth/principal.js';
+import { assertPathId, errorResponses, NoContent, PathId, textMaxLength } from '../schemas/common.js';
 
 const CommentText = z
   .string()
@@ -20,6 +20,7 @@ const commentRoutes: FastifyPluginAsyncZod = async (app) => {
   app.post(
     '/tasks/:id/comments',
     {
+      config: { auth: true },
       schema: {
         tags: ['Comments'],
         operationId: 'createComment',
@@ -44,6 +45,7 @@ const commentRoutes: FastifyPluginAsyncZod = async (app) => {
   app.delete(
     '/comments/:id',
     {
+      config: { auth: true },
       schema: {
         tags: ['Comments'],
         operationId: 'deleteComment',

@@ -1,13 +1,14 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { assertPathId, BodyId, errorResponses, Name, PathId } from '../../schemas/common.js';
-import { Section, toSection } from '../../schemas/resources.js';
+import { assertPathId, BodyId, errorResponses, Name, PathId } from '../schemas/common.js';
+import { Section, toSection } from '../schemas/resources.js';
 
 /** GET /v1/projects/:projectId/sections, POST /v1/sections, PATCH /v1/sections/:id. */
 const sectionRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/projects/:projectId/sections',
     {
+      config: { auth: true },
       schema: {
         tags: ['Sections'],
         operationId: 'listSections',
@@ -29,6 +30,7 @@ const sectionRoutes: FastifyPluginAsyncZod = async (app) => {
   app.post(
     '/sections',
     {
+      config: { auth: true },
       schema: {
         tags: ['Sections'],
         operationId: 'createSection',
@@ -50,6 +52,7 @@ const sectionRoutes: FastifyPluginAsyncZod = async (app) => {
   app.patch(
     '/sections/:id',
     {
+      config: { auth: true },
       schema: {
         tags: ['Sections'],
         operationId: 'updateSection',

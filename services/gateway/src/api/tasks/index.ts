@@ -1,12 +1,12 @@
-import { removeAttachmentsOfDeletedTask } from '../attachments/index.js';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { DescriptionChange } from '@tws/proto-types/generated/tasks/v1/DescriptionChange';
 import type { UpdateTaskRequest } from '@tws/proto-types/generated/tasks/v1/UpdateTaskRequest';
-import { assertPathId, atLeastOneField, BodyId, errorResponses, Name, NoContent, PathId, textMaxLength } from '../../schemas/common.js';
+import { assertPathId, atLeastOneField, BodyId, errorResponses, Name, NoContent, PathId, textMaxLength } from '../schemas/common.js';
+import { deleteTask } from '../../domain/tasks.js';
 import { HttpError } from '../../plugins/errors.js';
-import { sendRenderedJson } from '../../schemas/rendered-json.js';
-import { Task, TaskListItem, toTask } from '../../schemas/resources.js';
+import { sendRenderedJson } from './rendered-json.js';
+import { Task, TaskListItem, toTask } from '../schemas/resources.js';
 
 /** The tasks service's limit; deeper arrays are refused here already. */
 const maxDescriptionDepth = 20;
@@ -76,6 +76,7 @@ const taskRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/projects/:projectId/tasks',
     {
+      config: { auth: true },
       schema: {
         tags: ['Tasks'],
         operationId: 'listTasks',
@@ -94,6 +95,7 @@ const taskRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/tasks/:id',
     {
+      config: { auth: true },
       schema: {
         tags: ['Tasks'],
         operationId: 'getTask',
@@ -113,6 +115,7 @@ const taskRoutes: FastifyPluginAsyncZod = async (app) => {
   app.post(
     '/tasks',
     {
+      config: { auth: true },
       schema: {
         tags: ['Tasks'],
         operationId: 'createTask',
@@ -143,6 +146,7 @@ const taskRoutes: FastifyPluginAsyncZod = async (app) => {
   app.patch(
     '/tasks/:id',
     {
+      config: { auth: true },
       schema: {
         tags: ['Tasks'],
         operationId: 'updateTask',
@@ -174,6 +178,7 @@ const taskRoutes: FastifyPluginAsyncZod = async (app) => {
   app.delete(
     '/tasks/:id',
     {
+      config: { auth: true },
       schema: {
         tags: ['Tasks'],
         operationId: 'deleteTask',
@@ -184,9 +189,8 @@ const taskRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (request, reply) => {
       assertPathId(request.params.id, 'task');
-      await app.tasksApi.DeleteTask({ workspaceId: request.principal.workspaceId, id: request.params.id });
-      // Never fails the 204: the attachments sweeper removes what a failed call leaves behind.
-      await removeAttachmentsOfDeletedTask(app, request, request.params.id);
+      const backends = { tasks: app.tasksApi, attachments: app.attachmentsApi };
+      await deleteTask(backends, request.principal.workspaceId, request.params.id, request.log);
       return reply.code(204).send();
     },
   );

@@ -8,7 +8,7 @@ import {
   type JWTVerifyGetKey,
   type JWTVerifyOptions,
 } from 'jose';
-import type { GatewayConfig, JwtAlgorithm } from '../config.js';
+import type { GatewayConfig, JwtAlgorithm } from '../../config.js';
 import { LookupCache } from './lookup-cache.js';
 import { scopesOf, type Scope } from './principal.js';
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { isGrpcError } from '@tws/common';
-import type { TasksApi } from '../clients/tasks-api.js';
+import type { TasksApi } from '../../clients/backends.js';
 import { LookupCache } from './lookup-cache.js';
 import type { Principal } from './principal.js';
 

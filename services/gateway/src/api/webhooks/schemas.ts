@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import type { Delivery__Output } from '@tws/proto-types/generated/webhooks/v1/Delivery';
 import type { Endpoint__Output } from '@tws/proto-types/generated/webhooks/v1/Endpoint';
-import { Timestamp } from '../../schemas/common.js';
+import { taskEventKinds, type TaskEventKind } from '@tws/contracts';
+import { Timestamp } from '../schemas/common.js';
 
-export const eventKinds = ['task.created', 'task.updated', 'task.completed'] as const;
-
+/** The kinds of the task-events.v1 contract (@tws/contracts) a webhook endpoint can subscribe to. */
 export const EventKind = z
-  .enum(eventKinds, { error: `must be one of ${eventKinds.join(', ')}` })
+  .enum(taskEventKinds, { error: `must be one of ${taskEventKinds.join(', ')}` })
   .meta({ id: 'WebhookEventKind', description: 'A task event kind.' });
 
 export const CreateWebhookBody = z.strictObject({
@@ -81,8 +81,8 @@ export const DeliveriesQuery = z.object({
   cursor: z.string().max(100).optional().meta({ description: '`nextCursor` of the previous page.' }),
 });
 
-const eventKindOf = (value: string): (typeof eventKinds)[number] => {
-  const kind = eventKinds.find((candidate) => candidate === value);
+const eventKindOf = (value: string): TaskEventKind => {
+  const kind = taskEventKinds.find((candidate) => candidate === value);
   if (!kind) throw new Error(`unknown event kind from the webhooks service: ${value}`);
   return kind;
 };

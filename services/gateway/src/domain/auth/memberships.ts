@@ -1,7 +1,6 @@
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { isGrpcError } from '@tws/common';
-import type { TasksApi } from '../clients/tasks-api.js';
-import { isUuid } from '../schemas/common.js';
+import { isGrpcError, isUuid } from '@tws/common';
+import type { TasksApi } from '../../clients/backends.js';
 import { LookupCache } from './lookup-cache.js';
 
 /**

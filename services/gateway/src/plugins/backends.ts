@@ -1,0 +1,46 @@
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import type { GrpcClientMetrics, ReadinessCheck } from '@tws/common';
+import { connectBackends, type AttachmentsApi, type TasksApi, type WebhooksApi } from '../clients/backends.js';
+import { TaskListReader } from '../clients/task-list-reader.js';
+import { TaskReader } from '../clients/task-reader.js';
+import type { GatewayConfig } from '../config.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The tasks service, promisified, with the configured deadline (GRPC_DEADLINE_MS). */
+    tasksApi: TasksApi;
+    /** Batched task reads (GET /v1/tasks/:id). */
+    taskReader: TaskReader;
+    /** Task lists with a per-replica copy validated on every request (GET /v1/projects/:id/tasks). */
+    taskListReader: TaskListReader;
+    /** The attachments service, promisified, with the configured deadline (GRPC_DEADLINE_MS). */
+    attachmentsApi: AttachmentsApi;
+    /** The webhooks service, promisified, with the configured deadline (GRPC_DEADLINE_MS). */
+    webhooksApi: WebhooksApi;
+    /** grpc.health.v1 checks of the backends: reported by /readyz, never a reason to be unready. */
+    backendChecks: ReadinessCheck[];
+  }
+}
+
+export interface BackendsOptions {
+  config: GatewayConfig;
+  metrics: GrpcClientMetrics;
+}
+
+/**
+ * The gRPC clients of the backend services, one channel each shared by every request, opened here
+ * and closed when the app closes (after the server stopped taking requests).
+ */
+async function backendsPlugin(app: FastifyInstance, options: BackendsOptions): Promise<void> {
+  const backends = connectBackends(options.config, options.metrics);
+  app.decorate('tasksApi', backends.tasks);
+  app.decorate('taskReader', new TaskReader(backends.tasks));
+  app.decorate('taskListReader', new TaskListReader(backends.tasks));
+  app.decorate('attachmentsApi', backends.attachments);
+  app.decorate('webhooksApi', backends.webhooks);
+  app.decorate('backendChecks', backends.health);
+  app.addHook('onClose', async () => backends.close());
+}
+
+export default fp(backendsPlugin, { name: 'backends' });
