@@ -4,8 +4,8 @@ import { loadConfig } from './config.js';
 import { attachmentsService } from './handlers/attachments-service.js';
 import { attachmentMetrics } from './metrics.js';
 import { attachmentsGrpcService } from './server.js';
-import { createObjectStore } from './storage/object-store.js';
-import { createSweeper } from './sweeper/sweeper.js';
+import { createObjectStore } from './store/object-store.js';
+import { createSweeper } from './workers/sweeper.js';
 
 const logger = createLogger('attachments');
 try {

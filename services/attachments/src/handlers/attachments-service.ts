@@ -12,12 +12,12 @@ import type { ListTaskAttachmentsResponse } from '@tws/proto-types/generated/att
 import type { RegisterAttachmentRequest__Output } from '@tws/proto-types/generated/attachments/v1/RegisterAttachmentRequest';
 import type { RegisterAttachmentResponse } from '@tws/proto-types/generated/attachments/v1/RegisterAttachmentResponse';
 import type { TasksPort } from '../clients/tasks.js';
-import * as repo from '../db/repository.js';
+import * as repo from '../store/repository.js';
 import { checkSizeWithinPlan, parseDeclaredSize, UPLOAD_URL_TTL_SECONDS, validateContentType } from '../domain/limits.js';
 import { attachmentKeyOf, objectKeyOf } from '../domain/keys.js';
 import { sanitiseFileName } from '../domain/names.js';
 import type { AttachmentMetrics } from '../metrics.js';
-import type { ObjectStore } from '../storage/object-store.js';
+import type { ObjectStore } from '../store/object-store.js';
 
 export interface AttachmentsDeps {
   pool: Pool;

@@ -1,8 +1,8 @@
 import type { Logger, Pool } from '@tws/common';
 import type { TasksPort } from '../clients/tasks.js';
-import * as repo from '../db/repository.js';
+import * as repo from '../store/repository.js';
 import type { AttachmentMetrics } from '../metrics.js';
-import type { ObjectStore } from '../storage/object-store.js';
+import type { ObjectStore } from '../store/object-store.js';
 
 export interface SweeperOptions {
   pool: Pool;
