@@ -1,5 +1,6 @@
 import {
   createPool,
+  grpcClientMetrics,
   grpcServerMetrics,
   postgresReadiness,
   untilFirstSuccess,
@@ -40,7 +41,7 @@ export function buildApp(config: AttachmentsConfig, logger: Logger, registry: Re
     max: config.DATABASE_POOL_SIZE,
   });
   const store = createObjectStore(config);
-  const tasks = connectTasks({ target: config.TASKS_GRPC_TARGET, deadlineMs: config.GRPC_DEADLINE_MS });
+  const tasks = connectTasks({ target: config.TASKS_GRPC_TARGET, deadlineMs: config.GRPC_DEADLINE_MS, metrics: grpcClientMetrics(registry) });
   const attachments = attachmentsDomain({ pool, store, tasks, metrics, logger, downloadUrlTtlSeconds: config.DOWNLOAD_URL_TTL_SECONDS });
   const sweeper = createSweeper({
     pool,
