@@ -1,6 +1,6 @@
 import { runMigrateCommand } from '@tws/common';
 import { loadConfig } from './config.js';
-import { createObjectStore } from './storage/object-store.js';
+import { createObjectStore } from './store/object-store.js';
 
 /** Applies the `attachments` schema migrations and creates the bucket. */
 await runMigrateCommand({

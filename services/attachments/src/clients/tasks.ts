@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { callUnary, DomainError, grpcClientOptions, isGrpcError, notFound, type GrpcClientMetrics } from '@tws/common';
+import { DomainError, grpcClientOptions, isGrpcError, notFound, unaryApi, type GrpcClientMetrics } from '@tws/common';
 import { loadTasksProto } from '@tws/proto-types';
 import { planOf, type Plan } from '../domain/limits.js';
 
@@ -27,11 +27,11 @@ export function connectTasks(options: { target: string; deadlineMs: number; metr
     grpc.credentials.createInsecure(),
     grpcClientOptions('tasks.v1.TasksService', options.metrics),
   );
-  const call = { deadlineMs: options.deadlineMs };
+  const api = unaryApi(client, ['getWorkspace', 'getTasks'], options.deadlineMs);
   return {
     async workspacePlan(workspaceId) {
       try {
-        const { workspace } = await callUnary(client, client.getWorkspace, { workspaceId }, call);
+        const { workspace } = await api.getWorkspace({ workspaceId });
         if (!workspace) throw new Error('GetWorkspace answered without a workspace');
         return planOf(workspace.plan);
       } catch (error) {
@@ -41,7 +41,7 @@ export function connectTasks(options: { target: string; deadlineMs: number; metr
     },
     async taskExists(workspaceId, taskId) {
       try {
-        const { tasksJson } = await callUnary(client, client.getTasks, { tasks: [{ workspaceId, id: taskId }] }, call);
+        const { tasksJson } = await api.getTasks({ tasks: [{ workspaceId, id: taskId }] });
         return (tasksJson[0]?.length ?? 0) > 0;
       } catch (error) {
         throw translate(error);

@@ -7,10 +7,10 @@ import { createWorkspace } from '../../../../test/support/admin.js';
 import { createProject, createTask, keyOf } from '../../../../test/support/fixtures.js';
 import { connectTasks, type TasksPort } from '../clients/tasks.js';
 import { loadConfig } from '../config.js';
-import * as repo from '../db/repository.js';
+import * as repo from '../store/repository.js';
 import { attachmentKeyOf, objectKeyOf } from '../domain/keys.js';
 import { attachmentMetrics, type AttachmentMetrics } from '../metrics.js';
-import { createObjectStore, type ObjectStore } from '../storage/object-store.js';
+import { createObjectStore, type ObjectStore } from '../store/object-store.js';
 import { createSweeper, type SweepReport, type Sweeper } from './sweeper.js';
 
 /*

@@ -1,8 +1,8 @@
-import type { Logger, Pool } from '@tws/common';
+import { PeriodicJob, type Logger, type Pool } from '@tws/common';
 import type { TasksPort } from '../clients/tasks.js';
-import * as repo from '../db/repository.js';
+import * as repo from '../store/repository.js';
 import type { AttachmentMetrics } from '../metrics.js';
-import type { ObjectStore } from '../storage/object-store.js';
+import type { ObjectStore } from '../store/object-store.js';
 
 export interface SweeperOptions {
   pool: Pool;
@@ -42,8 +42,7 @@ const LOCK_KEY = 'attachments:sweeper';
  */
 export function createSweeper(options: SweeperOptions) {
   const { pool, store, tasks, metrics, logger } = options;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
+  /** Set by stop(): a sweep in progress ends between items. */
   let stopping = false;
   /** Where the walk over tasks with attachments continues (kept per replica; restarts at the beginning). */
   let taskCursor: string | null = null;
@@ -122,34 +121,28 @@ export function createSweeper(options: SweeperOptions) {
     }
   }
 
-  function schedule(): void {
-    if (stopping || options.intervalMs <= 0) return;
-    timer = setTimeout(() => {
-      running = runOnce()
-        .then(
-          (report) => {
-            if (report.abandonedUploads + report.revokedUploads + report.clearedUploadObjects + report.orphanedAttachments > 0) logger.info({ report }, 'sweep done');
-          },
-          (error: unknown) => logger.warn({ err: error }, 'sweep failed; retrying at the next interval'),
-        )
-        .finally(() => {
-          running = undefined;
-          schedule();
-        });
-    }, options.intervalMs);
-  }
+  // Never two sweeps at once on this replica; a failed one is logged ("sweep failed; retrying at the
+  // next interval") and the next comes after intervalMs; intervalMs 0 never runs.
+  const job = new PeriodicJob({
+    name: 'sweep',
+    intervalMs: options.intervalMs,
+    logger,
+    run: async () => {
+      const report = await runOnce();
+      if (report.abandonedUploads + report.revokedUploads + report.clearedUploadObjects + report.orphanedAttachments > 0) logger.info({ report }, 'sweep done');
+    },
+  });
 
   return {
     runOnce,
     start(): void {
       stopping = false;
-      schedule();
+      job.start();
     },
     /** Stops scheduling and waits for a sweep in progress (it stops between items). */
     async stop(): Promise<void> {
       stopping = true;
-      if (timer) clearTimeout(timer);
-      await running;
+      await job.stop();
     },
   };
 }

@@ -1,8 +1,6 @@
-import { inTransaction, type Pool, type PoolClient } from '@tws/common';
+import { inTransaction, isPgError, pgErrorCodes, type Pool, type PoolClient, type Queryable } from '@tws/common';
 import { z } from 'zod';
 import { attachmentKeyOf } from '../domain/keys.js';
-
-type Queryable = Pool | PoolClient;
 
 const uploadRow = z.object({
   id: z.string(),
@@ -78,13 +76,6 @@ function toAttachment(row: unknown): AttachmentRecord {
 
 const attachmentColumns = `a.id, a.workspace_id, a.task_id, a.name, a.content_type, a.size_bytes, a.download_token, a.created_at, a.object_key`;
 const uploadColumns = `u.id, u.workspace_id, u.object_key, u.content_type, u.size_bytes, u.expires_at, u.revoked_at`;
-
-/** Postgres error codes the service reacts to. */
-export const pgErrorCodes = { foreignKeyViolation: '23503' } as const;
-
-export function pgErrorCode(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string' ? error.code : undefined;
-}
 
 export async function insertUpload(
   db: Queryable,
@@ -223,7 +214,7 @@ export async function deleteUnregisteredUpload(pool: Pool, id: string, removeObj
       return true;
     });
   } catch (error) {
-    if (pgErrorCode(error) === pgErrorCodes.foreignKeyViolation) return false;
+    if (isPgError(error, pgErrorCodes.foreignKeyViolation)) return false;
     throw error;
   }
 }

@@ -1,0 +1,80 @@
+import {
+  createPool,
+  grpcClientMetrics,
+  grpcServerMetrics,
+  postgresReadiness,
+  untilFirstSuccess,
+  type GrpcServiceRegistration,
+  type Logger,
+  type ReadinessCheck,
+  type ShutdownStep,
+} from '@tws/common';
+import type { Registry } from 'prom-client';
+import { attachmentsGrpcService } from './api/attachments-service.js';
+import { connectTasks } from './clients/tasks.js';
+import type { AttachmentsConfig } from './config.js';
+import { attachmentsDomain } from './domain/attachments.js';
+import { attachmentMetrics } from './metrics.js';
+import { createObjectStore } from './store/object-store.js';
+import { createSweeper } from './workers/sweeper.js';
+
+/** What serveBackend runs, plus `start()` for the sweeper once the servers listen. */
+export interface AttachmentsApp {
+  grpc: GrpcServiceRegistration[];
+  readiness: ReadinessCheck[];
+  /** Starts the sweeper. */
+  start(): Promise<void>;
+  workers: ShutdownStep[];
+  resources: ShutdownStep[];
+}
+
+/**
+ * The composition root: wires store/, clients/, domain/, api/ and workers/ from the configuration.
+ * main.ts runs it under serveBackend; nothing here listens or traps signals.
+ */
+export function buildApp(config: AttachmentsConfig, logger: Logger, registry: Registry): AttachmentsApp {
+  const metrics = attachmentMetrics(registry);
+  const pool = createPool({
+    url: config.DATABASE_URL,
+    schema: 'attachments',
+    applicationName: 'attachments',
+    max: config.DATABASE_POOL_SIZE,
+  });
+  const store = createObjectStore(config);
+  const tasks = connectTasks({ target: config.TASKS_GRPC_TARGET, deadlineMs: config.GRPC_DEADLINE_MS, metrics: grpcClientMetrics(registry) });
+  const attachments = attachmentsDomain({ pool, store, tasks, metrics, logger, downloadUrlTtlSeconds: config.DOWNLOAD_URL_TTL_SECONDS });
+  const sweeper = createSweeper({
+    pool,
+    store,
+    tasks,
+    metrics,
+    logger: logger.child({ component: 'sweeper' }),
+    intervalMs: config.SWEEP_INTERVAL_MS,
+    batchSize: config.SWEEP_BATCH_SIZE,
+    uploadGraceMs: config.UPLOAD_GRACE_MS,
+  });
+  return {
+    grpc: [attachmentsGrpcService(attachments, { logger, metrics: grpcServerMetrics(registry) })],
+    // The bucket must be found once (a wrong bucket or credentials never become ready); after that
+    // an S3 outage fails only the calls that touch objects (registration, the sweeper), while lists,
+    // upload and download URLs (signed locally) keep working.
+    readiness: [
+      postgresReadiness(pool),
+      untilFirstSuccess({
+        name: 'object storage',
+        check: async () => {
+          if (!(await store.bucketExists())) throw new Error(`bucket ${config.S3_BUCKET} is missing`);
+        },
+      }),
+    ],
+    async start() {
+      sweeper.start();
+    },
+    workers: [{ name: 'sweeper', run: () => sweeper.stop() }],
+    resources: [
+      { name: 'tasks client', run: async () => tasks.close() },
+      { name: 'object store client', run: async () => store.close() },
+      { name: 'postgres pool', run: () => pool.end() },
+    ],
+  };
+}
