@@ -4,10 +4,8 @@ import {
   grpcServerMetrics,
   postgresReadiness,
   untilFirstSuccess,
-  type GrpcServiceRegistration,
+  type BackendApp,
   type Logger,
-  type ReadinessCheck,
-  type ShutdownStep,
 } from '@tws/common';
 import type { Registry } from 'prom-client';
 import { attachmentsGrpcService } from './api/attachments-service.js';
@@ -18,21 +16,11 @@ import { attachmentMetrics } from './metrics.js';
 import { createObjectStore } from './store/object-store.js';
 import { createSweeper } from './workers/sweeper.js';
 
-/** What serveBackend runs, plus `start()` for the sweeper once the servers listen. */
-export interface AttachmentsApp {
-  grpc: GrpcServiceRegistration[];
-  readiness: ReadinessCheck[];
-  /** Starts the sweeper. */
-  start(): Promise<void>;
-  workers: ShutdownStep[];
-  resources: ShutdownStep[];
-}
-
 /**
  * The composition root: wires store/, clients/, domain/, api/ and workers/ from the configuration.
- * main.ts runs it under serveBackend; nothing here listens or traps signals.
+ * main.ts runs it with runBackend; nothing here listens or traps signals.
  */
-export function buildApp(config: AttachmentsConfig, logger: Logger, registry: Registry): AttachmentsApp {
+export function buildApp(config: AttachmentsConfig, logger: Logger, registry: Registry): BackendApp {
   const metrics = attachmentMetrics(registry);
   const pool = createPool({
     url: config.DATABASE_URL,

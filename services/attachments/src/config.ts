@@ -1,16 +1,11 @@
-import { ConfigError, env, parseConfig } from '@tws/common';
+import { backendEnv, ConfigError, env, parseConfig } from '@tws/common';
 import { z } from 'zod';
 
 /** The only place the attachments service reads its environment. */
 export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
   const config = parseConfig(
     {
-      LOG_LEVEL: env.logLevel(),
-      HOST: env.host(),
-      GRPC_PORT: env.port(50052),
-      OPS_PORT: env.port(9102),
-      DATABASE_URL: env.url(),
-      DATABASE_POOL_SIZE: env.count(10),
+      ...backendEnv({ grpcPort: 50052, opsPort: 9102 }),
       S3_ENDPOINT: env.url(),
       S3_PUBLIC_ENDPOINT: env.url(),
       S3_REGION: env.text('us-east-1'),

@@ -14,7 +14,7 @@ import { createOutboxMetrics } from './metrics.js';
 import { kafkaPublisher } from './store/kafka-publisher.js';
 import { OutboxRelay } from './workers/outbox-relay.js';
 
-/** The composition root of the tasks service: main.ts runs it under serveBackend. */
+/** The composition root of the tasks service: main.ts runs it with runBackend. */
 export function buildApp(config: TasksConfig, logger: Logger, registry: Registry): BackendApp {
   const pool = createPool({ url: config.DATABASE_URL, schema: 'tasks', applicationName: 'tasks', max: config.DATABASE_POOL_SIZE });
   const relayLogger = logger.child({ component: 'outbox-relay' });

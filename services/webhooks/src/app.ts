@@ -23,7 +23,7 @@ import { deliveryLogRetention } from './workers/retention.js';
 
 /**
  * The composition root: wires store/, clients/, domain/, api/ and workers/ from the configuration.
- * main.ts runs it under serveBackend; nothing here listens or traps signals.
+ * main.ts runs it with runBackend; nothing here listens or traps signals.
  */
 export function buildApp(config: WebhooksConfig, logger: Logger, registry: Registry): BackendApp {
   // Attempts are logged by primary key in batches of up to 200 rows. With the default cost of a random
