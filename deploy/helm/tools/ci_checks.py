@@ -157,14 +157,36 @@ CONFIG_KEY = re.compile(r"^\s*([A-Z][A-Z0-9_]*):", re.M)
 
 
 def read_variables(service: str, entry: str) -> set[str]:
-    """The variables a service's entry point reads: config.ts keys (migrate.ts: its own, or config.ts's via loadConfig)."""
+    """The variables a service's entry point reads: config.ts keys and the shared shapes it spreads;
+    migrate.ts: its own, or what runMigrateCommand reads for it (packages/common/src/migrate-command.ts)."""
     import pathlib
     src = pathlib.Path(__file__).resolve().parents[3] / "services" / service / "src"
-    config = set(CONFIG_KEY.findall((src / "config.ts").read_text()))
+    config_source = (src / "config.ts").read_text()
+    config = set(CONFIG_KEY.findall(config_source)) | shared_shapes(config_source)
     if entry == "main":
         return config
     migrate = (src / "migrate.ts").read_text()
+    if "runMigrateCommand(" in migrate:
+        return migrate_command_variables(migrate, config)
     return set(CONFIG_KEY.findall(migrate)) | shared_shapes(migrate) | (config if "loadConfig(" in migrate else set())
+
+
+def migrate_command_variables(migrate: str, config: set[str]) -> set[str]:
+    """What runMigrateCommand reads: its first parseConfig (always), its second (the Kafka connection and
+    topic settings) when the service passes `topics`, and the service's config.ts when it passes `config: loadConfig`."""
+    import pathlib
+    command = (pathlib.Path(__file__).resolve().parents[3] / "packages" / "common" / "src" / "migrate-command.ts").read_text()
+    shapes = re.findall(r"parseConfig\(\{(.*?)\}\)", command, re.S)
+    if len(shapes) != 2:
+        raise SystemExit("ci_checks: packages/common/src/migrate-command.ts no longer has its two parseConfig({...}) calls: update migrate_command_variables")
+    def keys(shape: str) -> set[str]:
+        return set(re.findall(r"\b([A-Z][A-Z0-9_]*):", shape)) | shared_shapes(shape)
+    read = keys(shapes[0])
+    if re.search(r"\btopics:", migrate):
+        read |= keys(shapes[1])
+    if re.search(r"\bconfig:\s*loadConfig\b", migrate):
+        read |= config
+    return read
 
 
 def shared_shapes(source: str) -> set[str]:

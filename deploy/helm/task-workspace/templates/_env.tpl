@@ -41,7 +41,7 @@ Called with (dict "root" $ "component" "<name>"); also used by the migration Job
   value: {{ $values.authCache.apiKeyTtlMs | int64 | quote }}
 - name: AUTH_MEMBERSHIP_CACHE_TTL_MS
   value: {{ $values.authCache.membershipTtlMs | int64 | quote }}
-{{- range $backend := splitList " " (include "task-workspace.backends" $root) }}
+{{- range $backend := include "task-workspace.components" "backend" | fromJsonArray }}
 - name: {{ upper $backend }}_GRPC_TARGET
   value: {{ include "task-workspace.grpcTarget" (dict "root" $root "component" $backend) | quote }}
 {{- end }}
@@ -61,7 +61,7 @@ Called with (dict "root" $ "component" "<name>"); also used by the migration Job
 - name: DATABASE_POOL_SIZE
   value: {{ $values.databasePoolSize | quote }}
 {{- end }}
-{{- if has $component (list "tasks" "webhooks") }}
+{{- if has $component (include "task-workspace.components" "kafka" | fromJsonArray) }}
 - name: KAFKA_CLIENT_ID
   value: {{ $values.kafkaClientId | quote }}
 {{- include "task-workspace.env.kafka" $root | nindent 0 }}
@@ -215,7 +215,7 @@ Called with (dict "root" $ "component" "<name>"); also used by the migration Job
 - name: tmp
   emptyDir:
     sizeLimit: {{ .root.Values.tmpVolumeSizeLimit }}
-{{- if and (has .component (list "tasks" "webhooks")) .root.Values.kafka.tls.enabled .root.Values.kafka.tls.existingSecret }}
+{{- if and (has .component (include "task-workspace.components" "kafka" | fromJsonArray)) .root.Values.kafka.tls.enabled .root.Values.kafka.tls.existingSecret }}
 - name: kafka-ca
   secret:
     secretName: {{ .root.Values.kafka.tls.existingSecret }}
@@ -232,7 +232,7 @@ Called with (dict "root" $ "component" "<name>"); also used by the migration Job
 {{- $values := index .root.Values .component -}}
 - name: tmp
   mountPath: /tmp
-{{- if and (has .component (list "tasks" "webhooks")) .root.Values.kafka.tls.enabled .root.Values.kafka.tls.existingSecret }}
+{{- if and (has .component (include "task-workspace.components" "kafka" | fromJsonArray)) .root.Values.kafka.tls.enabled .root.Values.kafka.tls.existingSecret }}
 - name: kafka-ca
   mountPath: /etc/task-workspace/kafka-ca
   readOnly: true

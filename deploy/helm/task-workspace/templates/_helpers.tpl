@@ -1,7 +1,41 @@
 {{/*
 Names, labels and small shared pieces, after the `helm create` helpers. Every helper is namespaced
-with the chart name. Components: gateway, tasks, attachments, webhooks (and migrations).
+with the chart name. The components are declared once, in "task-workspace.componentTable" below
+(the migrations Job is a component of its own for names and labels).
 */}}
+
+{{/*
+The components, declared once: the templates range over them, in this order, and never list them.
+Facts of a component (absent = false):
+  backend     a gRPC service behind the gateway: grpc and http-ops ports, a headless Service,
+              a NetworkPolicy admitting the gateway, DATABASE_URL; the gateway is the HTTP edge
+  kafka       a Kafka client: KAFKA_* settings and the broker CA mount
+  migrations  its image ships dist/migrate.js, which the migrations Job runs in this order
+A new service is an entry here, its block in values.yaml and values.schema.json, and its settings
+in _env.tpl.
+*/}}
+{{- define "task-workspace.componentTable" -}}
+- {name: gateway}
+- {name: tasks, backend: true, kafka: true, migrations: true}
+- {name: attachments, backend: true, migrations: true}
+- {name: webhooks, backend: true, kafka: true, migrations: true}
+{{- end }}
+
+{{/*
+Names of the components, in table order, as a JSON list (read it with fromJsonArray): all of them
+for "", else those having the fact given ("backend", "kafka" or "migrations"). Example:
+  {{- range $component := include "task-workspace.components" "" | fromJsonArray }}
+*/}}
+{{- define "task-workspace.components" -}}
+{{- $fact := . }}
+{{- $names := list }}
+{{- range include "task-workspace.componentTable" nil | fromYamlArray }}
+{{- if or (not $fact) (index . $fact) }}
+{{- $names = append $names .name }}
+{{- end }}
+{{- end }}
+{{- toJson $names }}
+{{- end }}
 
 {{/* The chart name. */}}
 {{- define "task-workspace.name" -}}
@@ -124,11 +158,6 @@ round-robin over every ready replica (the client sets the round_robin policy).
 
 {{- define "task-workspace.webhooksSecret" -}}
 {{- default (printf "%s-webhooks" (include "task-workspace.fullname" .)) .Values.webhookSecrets.existingSecret }}
-{{- end }}
-
-{{/* Names of the backend components. */}}
-{{- define "task-workspace.backends" -}}
-tasks attachments webhooks
 {{- end }}
 
 {{/* Fails the render on contradictory values, with a message naming them. */}}
