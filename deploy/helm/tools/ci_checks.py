@@ -190,14 +190,18 @@ def migrate_command_variables(migrate: str, config: set[str]) -> set[str]:
 
 
 def shared_shapes(source: str) -> set[str]:
-    """Keys of the shared config shapes a file spreads (`...kafkaTopicEnv`), from packages/common/src/config.ts."""
+    """Keys of the shared config shapes a file spreads (`...kafkaTopicEnv`, `...backendEnv({…})`), from packages/common/src/config.ts."""
     import pathlib
     common = (pathlib.Path(__file__).resolve().parents[3] / "packages" / "common" / "src" / "config.ts").read_text()
     keys: set[str] = set()
     for name in re.findall(r"\.\.\.(\w+Env)\b", source):
-        block = re.search(rf"export const {name} = \{{(.*?)\n\}};", common, re.S)
-        if block:
-            keys |= set(CONFIG_KEY.findall(block.group(1)))
+        # `export const kafkaConnectionEnv = {…};` or `export function backendEnv(…) { return {…}; }`
+        block = re.search(rf"export const {name} = \{{(.*?)\n\}};", common, re.S) or re.search(
+            rf"export function {name}\(.*?\n  return \{{(.*?)\n  \}};\n\}}", common, re.S
+        )
+        if not block:
+            raise SystemExit(f"ci_checks: {name} is spread into a config but not found in packages/common/src/config.ts")
+        keys |= set(CONFIG_KEY.findall(block.group(1)))
     return keys
 
 

@@ -37,7 +37,7 @@ export interface RunningServices {
 export const nodeFlags = ['--disable-warning=TimeoutNegativeWarning'];
 
 /**
- * The memory settings the service images carry (services/<name>/Dockerfile, ENV): a bounded V8 heap
+ * The memory settings the service images carry (docker/Dockerfile, ENV): a bounded V8 heap
  * (128 MiB old space, 8 MiB semi-spaces: garbage is collected before it piles up) and two malloc
  * arenas instead of one per thread, so each service stays well under 200 MB resident under load.
  */
