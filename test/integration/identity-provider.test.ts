@@ -182,6 +182,27 @@ describe('signing in through the provider as a relying party does (openid-client
     }
   });
 
+  it('ends a sign-in after five wrong passwords with access_denied at the redirect URI, and no code', async () => {
+    const signIn = await startSignIn();
+    const { page, close } = await openPage(browser, signIn.url.href);
+    try {
+      for (let attempt = 1; attempt < 5; attempt++) {
+        await page.getByLabel('Password').fill(`wrong-password-${attempt}`);
+        await page.getByLabel('Email').fill(owner().email);
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        await expect.poll(() => page.getByRole('alert').textContent()).toContain(`(${5 - attempt} attempts left)`);
+      }
+      await page.getByLabel('Password').fill('wrong-password-5');
+      await Promise.all([page.waitForURL((url) => url.href.startsWith(callback.url)), page.getByRole('button', { name: 'Sign in' }).click()]);
+      const redirect = new URL(page.url());
+      expect(redirect.searchParams.get('error')).toBe('access_denied');
+      expect(redirect.searchParams.get('state')).toBe(signIn.state);
+      expect(redirect.searchParams.get('code')).toBeNull();
+    } finally {
+      await close();
+    }
+  });
+
   it('refuses an authorization request without PKCE, or with the plain method, sending an error and no code', async () => {
     const base = { client_id: idp.client.clientId, response_type: 'code', scope: 'openid email profile', redirect_uri: callback.url, state: 's1' };
     for (const params of [base, { ...base, code_challenge: oidc.randomPKCECodeVerifier(), code_challenge_method: 'plain' }]) {
