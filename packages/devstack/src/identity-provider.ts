@@ -7,6 +7,7 @@ import type { IdpConfig } from './idp/config.js';
 import { repoRoot } from './paths.js';
 import { progress } from './progress.js';
 import { freePort, startProcess, waitUntil, type ManagedProcess } from './processes.js';
+import { serviceMemoryEnv } from './services.js';
 import { supervise, type RestartPolicy } from './supervisor.js';
 
 export type DevUserRole = 'owner' | 'member' | 'guest';
@@ -98,7 +99,7 @@ export async function startIdentityProvider(options: IdentityProviderOptions): P
   const launch = (): ManagedProcess =>
     startProcess('idp', process.execPath, [entryPoint], {
       logDir: options.logDir,
-      env: { ...process.env, IDP_CONFIG_FILE: configFile, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' },
+      env: { ...serviceMemoryEnv, ...process.env, IDP_CONFIG_FILE: configFile, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' },
     });
   const supervisor = options.restart ? supervise('idp', launch, options.restart) : undefined;
   const first = supervisor?.current ?? launch();
