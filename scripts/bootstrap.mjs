@@ -43,6 +43,14 @@ if (!(mode in entryPoints)) {
 if (!dependenciesAreCurrent()) run('npm', ['ci', '--no-audit', '--no-fund'], 'installing dependencies (npm ci)');
 run('npm', ['run', '--silent', 'build'], 'building (proto types + TypeScript)');
 
+// The browser tests drive Debian's chromium (playwright-core downloads no browser): install it
+// before the run, once per machine (quiet when present). Not fatal here: test/support/browser.ts
+// runs the same script and fails the browser suites, naming what is missing.
+if (mode === 'test') {
+  const chromium = spawnSync('bash', [path.join(root, 'scripts/ci/ensure-chromium.sh')], { cwd: root, env, stdio: 'inherit' });
+  if (chromium.status !== 0) say('chromium is not available: the browser tests will fail (see the lines above)');
+}
+
 // kafkajs 2.2.4 on Node 24 warns about negative timeouts it sets (tulios/kafkajs#1751); they are clamped and harmless.
 const child = spawn(pinnedNode, ['--disable-warning=TimeoutNegativeWarning', ...entryPoints[mode], ...process.argv.slice(3)], { cwd: root, env, stdio: 'inherit' });
 // The child handles Ctrl-C itself (it shares our process group); SIGTERM is forwarded.

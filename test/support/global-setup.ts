@@ -1,5 +1,13 @@
 import type { TestProject } from 'vitest/node';
-import { createTestPki, startStack, startTestDnsServer, type Stack, type TestDnsServer } from '@tws/devstack';
+import {
+  createTestPki,
+  identityProviderFacts,
+  startStack,
+  startTestDnsServer,
+  type IdentityProviderFacts,
+  type Stack,
+  type TestDnsServer,
+} from '@tws/devstack';
 import { testServiceEnv, webhookServiceEnv, webhookTestSettings } from './test-env.js';
 
 let stack: Stack | undefined;
@@ -28,6 +36,7 @@ export async function setup(project: TestProject): Promise<void> {
     tasksGrpcTarget: grpcTargetOf('tasks'),
     devJwtPrivateKeyFile: stack.devJwt.privateKeyFile,
     devJwtPublicKeyPem: stack.devJwt.publicKeyPem,
+    idp: identityProviderFacts(stack.idp),
     webhooks: {
       ...webhookTestSettings,
       grpcTarget: grpcTargetOf('webhooks'),
@@ -60,6 +69,12 @@ declare module 'vitest' {
       /** The development signing key the gateway trusts (pass as DEV_JWT_PRIVATE_KEY_FILE). */
       devJwtPrivateKeyFile: string;
       devJwtPublicKeyPem: string;
+      /**
+       * The local OpenID Connect provider: issuer, the app's client (`task-workspace-web`, its
+       * secret and registered redirect URIs) and the owner, member and guest with their passwords.
+       * A test that needs its own redirect URI starts its own with `startIdentityProvider`.
+       */
+      idp: IdentityProviderFacts;
       /** Webhook test set-up (see test-env.ts `webhookTestSettings`). */
       webhooks: {
         domain: string;

@@ -1,4 +1,5 @@
 export * from './stack.js';
+export * from './identity-provider.js';
 export * from './services.js';
 export * from './infra/index.js';
 export * from './processes.js';

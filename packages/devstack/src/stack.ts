@@ -3,12 +3,15 @@ import path from 'node:path';
 import { cacheDir } from './paths.js';
 import { devSecretsEnv } from './dev-secrets.js';
 import { devJwtGatewayEnv, ensureDevJwtKeys, type DevJwtKeys } from './dev-jwt.js';
+import { startIdentityProvider, type RunningIdentityProvider } from './identity-provider.js';
 import { startInfrastructure, type Infrastructure } from './infra/index.js';
 import { infrastructureEnv, migrateAll, startServices, type RunningServices } from './services.js';
 import type { RestartPolicy } from './supervisor.js';
 
 export interface Stack {
   infra: Infrastructure;
+  /** The local OpenID Connect provider: issuer, the app's client (id, secret) and the dev users. */
+  idp: RunningIdentityProvider;
   devJwt: DevJwtKeys;
   services: RunningServices;
   logDir: string;
@@ -21,7 +24,10 @@ export function newLogDir(label: string): string {
   return dir;
 }
 
-/** Infrastructure, migrations and the four services: what `npm start` and `npm test` both run. */
+/**
+ * Infrastructure, the identity provider, migrations and the four services: what `npm start` and
+ * `npm test` both run.
+ */
 export async function startStack(options: {
   label: string;
   extraEnv?: NodeJS.ProcessEnv;
@@ -31,10 +37,25 @@ export async function startStack(options: {
   restart?: RestartPolicy;
   /** KRaft nodes of the Kafka cluster started for the stack (default 1). */
   kafkaNodes?: number;
+  /** The identity provider's client: its redirect URIs (exact matches; default none) and a fixed port. */
+  idp?: { redirectUris?: string[]; postLogoutRedirectUris?: string[]; port?: number };
 }): Promise<Stack> {
   const logDir = newLogDir(options.label);
   const devJwt = ensureDevJwtKeys();
-  const infra = await startInfrastructure(logDir, process.env, options.kafkaNodes ? { kafkaNodes: options.kafkaNodes } : {});
+  // The provider needs nothing of the rest: it starts (in well under a second) while Kafka does.
+  const [infraResult, idpResult] = await Promise.allSettled([
+    startInfrastructure(logDir, process.env, options.kafkaNodes ? { kafkaNodes: options.kafkaNodes } : {}),
+    startIdentityProvider({ logDir, ...options.idp, ...(options.restart ? { restart: options.restart } : {}) }),
+  ]);
+  if (infraResult.status === 'rejected' || idpResult.status === 'rejected') {
+    await Promise.all([
+      infraResult.status === 'fulfilled' ? infraResult.value.stop() : undefined,
+      idpResult.status === 'fulfilled' ? idpResult.value.stop() : undefined,
+    ]);
+    throw infraResult.status === 'rejected' ? infraResult.reason : (idpResult as PromiseRejectedResult).reason;
+  }
+  const infra = infraResult.value;
+  const idp = idpResult.value;
   try {
     const serviceEnv = { ...devJwtGatewayEnv(devJwt), ...devSecretsEnv(), ...options.extraEnv };
     await migrateAll({ ...infrastructureEnv(infra), ...serviceEnv });
@@ -48,16 +69,17 @@ export async function startStack(options: {
     });
     return {
       infra,
+      idp,
       devJwt,
       services,
       logDir,
       async stop() {
         await services.stop();
-        await infra.stop();
+        await Promise.all([infra.stop(), idp.stop()]);
       },
     };
   } catch (error) {
-    await infra.stop();
+    await Promise.all([infra.stop(), idp.stop()]);
     throw error;
   }
 }

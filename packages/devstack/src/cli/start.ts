@@ -3,6 +3,7 @@ import { runningProcesses } from '../processes.js';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { adminCliEnv, adminCliPath } from '../admin-cli.js';
+import { devUsers } from '../identity-provider.js';
 import { localStack, type LocalStackState } from '../local-stack.js';
 import { startStack } from '../stack.js';
 import { runCommand } from '../processes.js';
@@ -14,21 +15,43 @@ interface DemoWorkspace {
   apiKey: { key: string };
 }
 
-/** A fresh pro workspace with an API key, made through the operators' admin CLI. */
+/**
+ * A fresh pro workspace with an API key, made through the operators' admin CLI, whose owner,
+ * member and guest are the identity provider's users (same emails).
+ */
 async function createDemoWorkspace(state: LocalStackState): Promise<DemoWorkspace> {
-  const output = await runCommand(
-    process.execPath,
-    [...nodeFlags, adminCliPath, 'workspace', 'create', '--name', 'Demo Workspace', '--plan', 'pro'],
-    { what: 'creating the demo workspace', env: { ...process.env, ...adminCliEnv(state) } },
+  const admin = (args: string[], what: string): Promise<string> =>
+    runCommand(process.execPath, [...nodeFlags, adminCliPath, ...args], { what, env: { ...process.env, ...adminCliEnv(state) } });
+  const [owner, ...others] = devUsers;
+  const output = await admin(
+    ['workspace', 'create', '--name', 'Demo Workspace', '--plan', 'pro', '--owner-name', owner!.name, '--owner-email', owner!.email],
+    'creating the demo workspace',
   );
-  return JSON.parse(output) as DemoWorkspace;
+  const demo = JSON.parse(output) as DemoWorkspace;
+  for (const user of others) {
+    await admin(
+      ['member', 'add', '--workspace', demo.workspace.id, '--email', user.email, '--name', user.name, '--role', user.role],
+      `adding ${user.email} (${user.role}) to the demo workspace`,
+    );
+  }
+  return demo;
 }
 
 /** `npm start`: the whole stack on loopback until Ctrl-C or SIGTERM, then nothing left running. */
 async function main(): Promise<void> {
   const gatewayPort = Number(process.env.PORT ?? 8080);
   // Like Kubernetes, a service that crashes is started again (same ports), with growing delays.
-  const stack = await startStack({ label: 'start', gatewayPort, restart: { ...defaultRestartPolicy, log: progress } });
+  // The identity provider's port: IDP_PORT, else a free one (the issuer URL is printed below).
+  const idpPort = process.env.IDP_PORT ? Number(process.env.IDP_PORT) : undefined;
+  if (idpPort !== undefined && !(Number.isInteger(idpPort) && idpPort > 0 && idpPort < 65_536)) {
+    throw new DevstackError(`IDP_PORT must be a port number (1-65535), got ${JSON.stringify(process.env.IDP_PORT)}`);
+  }
+  const stack = await startStack({
+    label: 'start',
+    gatewayPort,
+    restart: { ...defaultRestartPolicy, log: progress },
+    ...(idpPort ? { idp: { port: idpPort } } : {}),
+  });
   const tasks = stack.services.instances.find((instance) => instance.name === 'tasks');
   const state: LocalStackState = {
     gatewayUrl: stack.services.gatewayUrl,
@@ -68,6 +91,11 @@ async function main(): Promise<void> {
     `       -d '{"name":"Launch"}' ${stack.services.gatewayUrl}/v1/projects`,
     `  API docs:      ${stack.services.gatewayUrl}/docs`,
     '  Admin CLI:     npm run --silent admin -- help',
+    '',
+    `Sign in (local OpenID Connect provider, users and passwords new each run):`,
+    `  Issuer:        ${stack.idp.issuer}   (discovery: ${stack.idp.issuer}/.well-known/openid-configuration)`,
+    `  Client:        ${stack.idp.client.clientId}   secret ${stack.idp.client.clientSecret}   (${stack.idp.client.tokenEndpointAuthMethod})`,
+    ...stack.idp.users.map((user) => `  ${user.role.padEnd(13)}  ${user.email.padEnd(20)}  password ${user.password}   (${user.name})`),
     '',
     'Press Ctrl-C to stop.',
     '',
