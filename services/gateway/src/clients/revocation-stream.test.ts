@@ -27,7 +27,7 @@ describe('RevocationStream', () => {
     await fake.stop();
   });
 
-  function startStream(options: { initialBackoffMs?: number } = {}): RevocationStream {
+  function startStream(options: { initialBackoffMs?: number; connectTimeoutMs?: number } = {}): RevocationStream {
     stream = new RevocationStream({
       open: () => client.WatchRevocations(),
       watcherName: 'unit-test',
@@ -38,6 +38,7 @@ describe('RevocationStream', () => {
       },
       initialBackoffMs: options.initialBackoffMs ?? 20,
       maxBackoffMs: 100,
+      ...(options.connectTimeoutMs ? { connectTimeoutMs: options.connectTimeoutMs } : {}),
     });
     stream.start();
     return stream;
@@ -90,12 +91,15 @@ describe('RevocationStream', () => {
     expect(trust).toEqual([true]);
   });
 
-  test('subscribed without ready is not trusted', async () => {
+  test('subscribed without ready is not trusted, and given up after the connect timeout', async () => {
     fake.revocations.mode = 'mute';
-    const s = startStream();
+    const s = startStream({ connectTimeoutMs: 150, initialBackoffMs: 1_000 });
     await until(() => fake.revocations.watchers.size === 1);
-    expect(await s.whenReady(200)).toBe(false);
+    expect(await s.whenReady(100)).toBe(false);
+    await until(() => s.state === 'waiting');
     expect(trust).toEqual([]);
+    fake.revocations.mode = 'ready';
+    expect(await s.whenReady(3_000)).toBe(true);
   });
 
   test('silence (no heartbeat for 3 intervals) counts as disconnected; heartbeats keep it ready', async () => {

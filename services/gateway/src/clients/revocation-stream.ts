@@ -33,6 +33,8 @@ export interface RevocationStreamOptions {
   maxBackoffMs?: number;
   /** A stream that says nothing (no heartbeat) for this many heartbeat intervals is taken for dead. */
   silentIntervals?: number;
+  /** A stream not ready this long after it was opened is given up and opened again. */
+  connectTimeoutMs?: number;
   random?: () => number;
 }
 
@@ -45,7 +47,7 @@ const maxHeartbeatMs = 30_000;
  * whether they may be trusted:
  *
  *   idle ─start→ connecting ─ready→ ready ─error / end / silence→ waiting ─(jittered backoff)→ connecting …
- *                     └──────────error / end──────────────────────────┘            stop() → stopped
+ *                     └──────error / end / not ready in time─────────────┘         stop() → stopped
  *
  * Only `ready` trusts the caches: leaving it (the tasks replica went away, the network broke, no
  * heartbeat for `silentIntervals` × the announced interval) reports untrusted at once, so the caches
@@ -108,6 +110,9 @@ export class RevocationStream {
       return;
     }
     this.call = call;
+    // The server may accept the connection and then say nothing (a hung process): do not wait forever.
+    const connectTimeoutMs = this.options.connectTimeoutMs ?? 10_000;
+    this.armWatchdog(connectTimeoutMs, `not ready within ${connectTimeoutMs} ms`);
     call.on('data', (message: WatchRevocationsResponse__Output) => {
       if (this.call === call) this.receive(message);
     });
@@ -175,9 +180,9 @@ export class RevocationStream {
     }, delayMs);
   }
 
-  private armWatchdog(): void {
+  private armWatchdog(ms = this.silenceMs, reason = `nothing heard for ${this.silenceMs} ms`): void {
     clearTimeout(this.watchdog);
-    this.watchdog = setTimeout(() => this.disconnect(`nothing heard for ${this.silenceMs} ms`), this.silenceMs);
+    this.watchdog = setTimeout(() => this.disconnect(reason), ms);
   }
 
   private write(message: WatchRevocationsRequest): void {
