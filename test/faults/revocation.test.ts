@@ -85,6 +85,26 @@ describe('revocation: every gateway replica refuses a revoked key on its very ne
     expect((await Promise.all(gateways.map((gateway) => get(gateway, victim.key)))).map((response) => response.status)).toEqual([401, 401]);
   });
 
+  it('a slow tasks replica (paused 500 ms as the revocation commits): RevokeApiKey waits for its gateway, which refuses the next request', async () => {
+    const victim = await newKey('revoked while tasks-1 is slow');
+    await warm([victim.key]);
+    const pid = tasks[1]!.process.child.pid!;
+    process.kill(pid, 'SIGSTOP');
+    const resume = sleep(500).then(() => process.kill(pid, 'SIGCONT'));
+    let revokeMs: number;
+    try {
+      const started = Date.now();
+      await revokeApiKey({ workspaceId: ws.workspace.id, id: victim.id });
+      revokeMs = Date.now() - started;
+    } finally {
+      await resume;
+    }
+    // Without the wait for every replica's acknowledgement, gateway-1 would still answer from its cache here.
+    expect((await Promise.all(gateways.map((gateway) => get(gateway, victim.key)))).map((response) => response.status)).toEqual([401, 401]);
+    expect(revokeMs).toBeGreaterThanOrEqual(450);
+    console.log(`revocation: with tasks-1 paused for 500 ms, RevokeApiKey returned after ${revokeMs} ms`);
+  });
+
   it('a membership that ended (what member removal publishes) evicts the cached membership on both replicas', async () => {
     const token = ((await stackCli(stack, ['token', 'issue', '--workspace', ws.workspace.id, '--user', ws.owner.userId, '--scope', 'read'])) as { token: string }).token;
     const asOwner = async (gateway: ServiceInstance) =>
