@@ -15,6 +15,11 @@ export interface BackendOptions {
   opsPort: number;
   grpc: GrpcServiceRegistration[];
   readiness: ReadinessCheck[];
+  /**
+   * Run when shutdown starts, before the gRPC server drains: end long-lived streams (a drain waits
+   * for every open call, so a stream left open would hold it until the grace period forces it).
+   */
+  draining?: ShutdownStep[];
   /** Background workers (relays, consumers) to stop after the gRPC server drained. */
   workers?: ShutdownStep[];
   /** Pools and clients to close last. */
@@ -43,6 +48,7 @@ export async function serveBackend(options: BackendOptions): Promise<RunningBack
   const graceMs = options.graceMs ?? 10_000;
   installShutdown(options.logger, [
     { name: 'readiness off', run: async () => ops.markShuttingDown() },
+    ...(options.draining ?? []),
     { name: 'drain gRPC', run: () => grpc.shutdown(graceMs) },
     ...(options.workers ?? []),
     ...(options.resources ?? []),
@@ -57,6 +63,8 @@ export interface BackendApp {
   readiness: ReadinessCheck[];
   /** Starts what runs beside the gRPC API (consumers, relay, sweeper); called before serving. */
   start(): Promise<void>;
+  /** Run when shutdown starts, before gRPC drains: end long-lived streams (optional). */
+  draining?: ShutdownStep[];
   /** Stopped after gRPC drained, in order (they finish in-flight work and commit). */
   workers: ShutdownStep[];
   /** Closed last (pools, clients). */

@@ -12,6 +12,7 @@ import errorsPlugin, { clientErrorHandler, frameworkErrors } from './plugins/err
 import openApiPlugin from './plugins/openapi.js';
 import opsPlugin from './plugins/ops.js';
 import rateLimitPlugin from './plugins/rate-limit.js';
+import revocationsPlugin from './plugins/revocations.js';
 import { validatorCompiler } from './plugins/validation.js';
 
 export interface AppDependencies {
@@ -51,6 +52,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   await app.register(rateLimitPlugin, { config });
   await app.register(backendsPlugin, { config, metrics: metrics.grpcClient });
   await app.register(openApiPlugin);
+  await app.register(revocationsPlugin, { metrics: metrics.revocations });
   await app.register(authPlugin, { config });
   await app.register(opsPlugin, { registry: deps.registry, httpRequestDuration: metrics.httpRequestDuration });
   await app.register(api, { prefix: '/v1', publicBaseUrl: config.PUBLIC_BASE_URL });

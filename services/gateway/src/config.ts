@@ -90,9 +90,12 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
           .transform((value) => value.replace(/\/+$/, '')),
       ),
 
-      /** How long a successful API key lookup is reused; a revoked key keeps working at most this long. 0 = no cache. */
+      /**
+       * How long a successful API key lookup is reused at most, while the revocation stream is ready
+       * (a revocation evicts it at once; plugins/revocations.ts). 0 = no cache.
+       */
       AUTH_API_KEY_CACHE_TTL_MS: env.durationMs(5_000),
-      /** How long a confirmed workspace membership of a Bearer user is reused. 0 = no cache. */
+      /** How long a confirmed workspace membership of a Bearer user is reused at most (same terms). 0 = no cache. */
       AUTH_MEMBERSHIP_CACHE_TTL_MS: env.durationMs(5_000),
       /** JWKS of the token issuer (`https://…/.well-known/jwks.json`); alternative to AUTH_JWT_PUBLIC_KEY. */
       AUTH_JWT_JWKS_URL: optionalText().pipe(z.url({ protocol: /^https?$/ }).optional()),

@@ -1,4 +1,4 @@
-import { Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { grpcClientMetrics, type GrpcClientMetrics } from '@tws/common';
 
 export interface GatewayMetrics {
@@ -6,6 +6,15 @@ export interface GatewayMetrics {
   grpcClient: GrpcClientMetrics;
   /** The HTTP RED histogram of every route (plugins/ops.ts). */
   httpRequestDuration: Histogram<'method' | 'route' | 'status_code'>;
+  /** The revocation stream from tasks (plugins/revocations.ts). */
+  revocations: RevocationMetrics;
+}
+
+export interface RevocationMetrics {
+  received: Counter<'kind'>;
+  connected: Gauge;
+  /** From the revoking transaction (tasks' clock) to the eviction here (this clock). */
+  lag: Histogram;
 }
 
 export function gatewayMetrics(registry: Registry): GatewayMetrics {
@@ -18,5 +27,24 @@ export function gatewayMetrics(registry: Registry): GatewayMetrics {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [registry],
     }),
+    revocations: {
+      received: new Counter({
+        name: 'auth_revocations_received_total',
+        help: 'Revocations received on the revocation stream and applied to the auth caches, by kind.',
+        labelNames: ['kind'],
+        registers: [registry],
+      }),
+      connected: new Gauge({
+        name: 'auth_revocation_stream_connected',
+        help: '1 while the revocation stream is ready (auth caches in use), 0 while they are bypassed.',
+        registers: [registry],
+      }),
+      lag: new Histogram({
+        name: 'auth_revocation_lag_seconds',
+        help: 'From the revoking transaction in tasks to the eviction in this gateway (two clocks: approximate).',
+        buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+        registers: [registry],
+      }),
+    },
   };
 }

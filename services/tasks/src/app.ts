@@ -5,14 +5,62 @@ import {
   postgresReadiness,
   type BackendApp,
   type Logger,
+  type Pool,
 } from '@tws/common';
 import { taskEventsTopic } from '@tws/contracts';
+import { randomUUID } from 'node:crypto';
 import type { Registry } from 'prom-client';
 import { buildGrpcServices } from './api/grpc-services.js';
 import type { TasksConfig } from './config.js';
-import { createOutboxMetrics } from './metrics.js';
+import { RevocationHub } from './domain/revocation-hub.js';
+import { RevocationPublisher } from './domain/revocation-publisher.js';
+import { createOutboxMetrics, createRevocationMetrics } from './metrics.js';
 import { kafkaPublisher } from './store/kafka-publisher.js';
+import { announceAck } from './store/revocations.js';
 import { OutboxRelay } from './workers/outbox-relay.js';
+import { RevocationListener } from './workers/revocation-listener.js';
+
+/**
+ * The revocation feed of this replica: its LISTEN session, the gateways' streams it holds and the
+ * revoking side's wait for acknowledgements (README "Revocation").
+ */
+function revocationFeed(config: TasksConfig, logger: Logger, registry: Registry, pool: Pool) {
+  const replicaId = randomUUID();
+  const log = logger.child({ component: 'revocations' });
+  const metrics = createRevocationMetrics(registry);
+  const heartbeatMs = config.REVOCATION_HEARTBEAT_MS;
+  // A gateway gives its stream up after 3 silent intervals; waiting 5 for an acknowledgement means a
+  // watcher cut off for being late has also stopped trusting its caches by itself.
+  const ackTimeoutMs = 5 * heartbeatMs;
+  const publisher = new RevocationPublisher({ confirmTimeoutMs: ackTimeoutMs + 1_000, logger: log, metrics: metrics.publisher });
+  const hub = new RevocationHub({
+    replicaId,
+    heartbeatIntervalMs: heartbeatMs,
+    ackTimeoutMs,
+    maxWatchers: config.REVOCATION_MAX_WATCHERS,
+    maxUnacked: 64,
+    logger: log,
+    metrics: metrics.hub,
+    onReplicaAcked(id) {
+      publisher.acknowledged({ id, replica: replicaId });
+      announceAck(pool, { id, replica: replicaId }).catch((error: unknown) => log.warn({ err: error, revocationId: id }, 'could not announce a revocation acknowledgement'));
+    },
+  });
+  const listener = new RevocationListener({
+    databaseUrl: config.DATABASE_URL,
+    replicaId,
+    heartbeatIntervalMs: heartbeatMs,
+    logger: log,
+    sink: {
+      up: () => hub.listenerUp(),
+      down: (reason) => hub.listenerDown(reason),
+      heartbeat: () => hub.heartbeat(),
+      revocation: (notice) => hub.deliver(notice),
+      ack: (ack) => publisher.acknowledged(ack),
+    },
+  });
+  return { hub, publisher, listener };
+}
 
 /** The composition root of the tasks service: main.ts runs it with runBackend. */
 export function buildApp(config: TasksConfig, logger: Logger, registry: Registry): BackendApp {
@@ -37,14 +85,27 @@ export function buildApp(config: TasksConfig, logger: Logger, registry: Registry
     maxBackoffMs: config.OUTBOX_MAX_BACKOFF_MS,
     retentionMs: config.OUTBOX_RETENTION_MS,
   });
+  const revocations = revocationFeed(config, logger, registry, pool);
   return {
-    grpc: buildGrpcServices({ pool, logger, metrics: grpcServerMetrics(registry) }),
+    grpc: buildGrpcServices({
+      pool,
+      logger,
+      metrics: grpcServerMetrics(registry),
+      revocations: revocations.publisher,
+      revocationHub: revocations.hub,
+    }),
     // Kafka is not a readiness dependency: the API keeps working while it is down (events wait).
     readiness: [postgresReadiness(pool)],
     async start() {
       relay.start();
+      revocations.listener.start();
     },
-    workers: [{ name: 'outbox relay', run: () => relay.stop() }],
+    // Streams never finish by themselves: end them first, so the gRPC drain does not wait for them.
+    draining: [{ name: 'revocation streams', run: async () => revocations.hub.closeAll('this tasks replica is shutting down; reconnect') }],
+    workers: [
+      { name: 'outbox relay', run: () => relay.stop() },
+      { name: 'revocation listener', run: () => revocations.listener.stop() },
+    ],
     resources: [{ name: 'postgres pool', run: () => pool.end() }],
   };
 }

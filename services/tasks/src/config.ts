@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { backendEnv, checkKafkaSasl, env, kafkaConnectionEnv, parseConfig } from '@tws/common';
 
 /** The only place the tasks service reads its environment. */
@@ -19,6 +20,14 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
       OUTBOX_MAX_BACKOFF_MS: env.count(10_000),
       /** Published outbox rows are deleted after this long (default one day). */
       OUTBOX_RETENTION_MS: env.count(24 * 60 * 60 * 1000),
+      /**
+       * Heartbeat of the gateways' revocation streams (and round trip of the LISTEN session behind
+       * them). A gateway that hears nothing for 3 intervals stops trusting its auth caches; a gateway
+       * that does not acknowledge a revocation within 5 intervals is cut off.
+       */
+      REVOCATION_HEARTBEAT_MS: z.coerce.number().int().min(100).max(30_000).default(1_000),
+      /** Gateway revocation streams one replica serves at most (each gateway replica holds one). */
+      REVOCATION_MAX_WATCHERS: z.coerce.number().int().min(1).max(10_000).default(256),
     },
     source,
   );

@@ -1,5 +1,5 @@
 import type { Logger, Queryable } from '@tws/common';
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { outboxBacklog } from './store/outbox.js';
 
 /** The outbox relay's metrics (README "Events and the outbox relay"). */
@@ -76,4 +76,55 @@ function registerBacklogMetrics(registry: Registry, pool: Queryable, logger: Log
       if (result) this.set(result.age);
     },
   });
+}
+
+/** The revocation feed on this replica: its LISTEN session and the gateways' streams (domain/revocation-hub.ts). */
+export interface RevocationHubMetrics {
+  listenerConnected: Gauge;
+  watchers: Gauge;
+  delivered: Counter;
+  dropped: Counter<'reason'>;
+}
+
+/** The revoking side (domain/revocation-publisher.ts). */
+export interface RevocationPublisherMetrics {
+  confirmSeconds: Histogram<'outcome'>;
+}
+
+export function createRevocationMetrics(registry: Registry): { hub: RevocationHubMetrics; publisher: RevocationPublisherMetrics } {
+  const registers = [registry];
+  return {
+    hub: {
+      listenerConnected: new Gauge({
+        name: 'auth_revocation_listener_connected',
+        help: '1 while this replica LISTENs for revocations (it accepts gateway streams only then), else 0.',
+        registers,
+      }),
+      watchers: new Gauge({
+        name: 'auth_revocation_watchers',
+        help: 'Gateway revocation streams held by this replica.',
+        registers,
+      }),
+      delivered: new Counter({
+        name: 'auth_revocations_delivered_total',
+        help: 'Revocations heard by this replica and sent to its watchers.',
+        registers,
+      }),
+      dropped: new Counter({
+        name: 'auth_revocation_watchers_dropped_total',
+        help: 'Gateway streams cut off by this replica, by reason (slow, ack_timeout, listener_down, shutdown).',
+        labelNames: ['reason'],
+        registers,
+      }),
+    },
+    publisher: {
+      confirmSeconds: new Histogram({
+        name: 'auth_revocation_confirm_seconds',
+        help: 'From the start of a revocation to every listening replica confirming its gateways applied it, by outcome (confirmed, timeout).',
+        labelNames: ['outcome'],
+        buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+        registers,
+      }),
+    },
+  };
 }

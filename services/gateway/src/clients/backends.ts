@@ -2,9 +2,11 @@ import * as grpc from '@grpc/grpc-js';
 import { grpcClientOptions, grpcHealthChecker, unaryApi, type GrpcClientMetrics, type ReadinessCheck, type UnaryApi } from '@tws/common';
 import { loadAttachmentsProto, loadTasksProto, loadWebhooksProto } from '@tws/proto-types';
 import type { AttachmentsServiceClient } from '@tws/proto-types/generated/attachments/v1/AttachmentsService';
+import type { RevocationServiceClient } from '@tws/proto-types/generated/tasks/v1/RevocationService';
 import type { TasksServiceClient } from '@tws/proto-types/generated/tasks/v1/TasksService';
 import type { WebhooksServiceClient } from '@tws/proto-types/generated/webhooks/v1/WebhooksService';
 import type { GatewayConfig } from '../config.js';
+import type { RevocationCall } from './revocation-stream.js';
 
 /*
  * The unary RPCs the gateway calls on each service (UnaryApi and unaryApi accept only names the
@@ -34,6 +36,11 @@ export interface Backends {
    * (a few seconds at most).
    */
   webhooks: WebhooksApi;
+  /**
+   * Opens a tasks.v1.RevocationService.WatchRevocations stream (no deadline: it lives as long as the
+   * connection; round robin puts it on one tasks replica, and every replica hears every revocation).
+   */
+  watchRevocations(): RevocationCall;
   /** grpc.health.v1 check of each backend (reported by /readyz, not required by it). */
   health: ReadinessCheck[];
   /** Closes the channels and the health checkers. */
@@ -45,6 +52,12 @@ export function connectBackends(config: GatewayConfig, metrics: GrpcClientMetric
   const insecure = grpc.credentials.createInsecure();
   const options = (service: string): grpc.ClientOptions => grpcClientOptions(service, metrics);
   const tasks = new (loadTasksProto().tasks.v1.TasksService)(config.TASKS_GRPC_TARGET, insecure, options('tasks.v1.TasksService'));
+  // Its own client without the metrics interceptor: a stream's lifetime is not a call duration.
+  const revocations: RevocationServiceClient = new (loadTasksProto().tasks.v1.RevocationService)(
+    config.TASKS_GRPC_TARGET,
+    insecure,
+    grpcClientOptions('tasks.v1.RevocationService'),
+  );
   const attachments = new (loadAttachmentsProto().attachments.v1.AttachmentsService)(
     config.ATTACHMENTS_GRPC_TARGET,
     insecure,
@@ -62,9 +75,11 @@ export function connectBackends(config: GatewayConfig, metrics: GrpcClientMetric
     tasks: unaryApi(tasks, tasksRpcs, deadlineMs),
     attachments: unaryApi(attachments, attachmentsRpcs, deadlineMs),
     webhooks: unaryApi(webhooks, webhooksRpcs, deadlineMs),
+    watchRevocations: () => revocations.WatchRevocations(),
     health: healthCheckers.map(({ name, checker }) => ({ name: `${name} service`, check: () => checker.check() })),
     close() {
       tasks.close();
+      revocations.close();
       attachments.close();
       webhooks.close();
       for (const { checker } of healthCheckers) checker.close();

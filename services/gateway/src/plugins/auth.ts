@@ -49,6 +49,8 @@ const bearerPattern = /^Bearer +([A-Za-z0-9\-_.~+/]+=*) *$/i;
  * `config.auth` (see FastifyContextConfig above), whatever its URL:
  * - `X-API-Key` → tasks.AuthenticateApiKey (cached by the key's SHA-256 for AUTH_API_KEY_CACHE_TTL_MS);
  *   full read/write access to the key's workspace. If both headers are sent, the API key is used.
+ *   Key and membership caches are evicted by pushed revocations (plugins/revocations.ts) and bypassed
+ *   while the revocation stream is not ready, so a revoked key or membership fails on the next request.
  * - `Authorization: Bearer <jwt>` + `X-Workspace-Id` → signature, `iss`, `aud`, `exp`/`nbf`, `sub`
  *   checked by jose; then membership of `sub` in the workspace (cached briefly). A missing
  *   X-Workspace-Id is a malformed request: 400. Not a member: 403. `scope` is space-delimited,
@@ -66,6 +68,27 @@ async function authPlugin(app: FastifyInstance, options: AuthOptions): Promise<v
   const tasks = app.tasksApi;
   const apiKeys = new ApiKeyAuthenticator(tasks, config.AUTH_API_KEY_CACHE_TTL_MS);
   const memberships = new MembershipChecker(tasks, config.AUTH_MEMBERSHIP_CACHE_TTL_MS);
+  // Pushed revocations evict exactly what they name; while they may not arrive, no cache is trusted.
+  app.revocationFeed.subscribe({
+    onRevocation(revocation) {
+      switch (revocation.kind) {
+        case 'apiKey':
+          apiKeys.revokeKey(revocation.apiKeyId);
+          return;
+        case 'membership':
+          memberships.revoke(revocation.workspaceId, revocation.userId);
+          apiKeys.revokeMember(revocation.workspaceId, revocation.userId);
+          return;
+        default:
+          apiKeys.cache.clear();
+          memberships.cache.clear();
+      }
+    },
+    onTrustChange(trusted) {
+      apiKeys.cache.setTrusted(trusted);
+      memberships.cache.setTrusted(trusted);
+    },
+  });
   const verifier: TokenVerifier | undefined = await createTokenVerifier(config);
   const limits: RateLimits = app.rateLimits;
 
@@ -200,4 +223,4 @@ async function authPlugin(app: FastifyInstance, options: AuthOptions): Promise<v
   });
 }
 
-export default fp(authPlugin, { name: 'auth', dependencies: ['errors', 'rate-limit', 'backends'] });
+export default fp(authPlugin, { name: 'auth', dependencies: ['errors', 'rate-limit', 'backends', 'revocations'] });

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { GrpcClientMetrics, ReadinessCheck } from '@tws/common';
 import { connectBackends, type AttachmentsApi, type TasksApi, type WebhooksApi } from '../clients/backends.js';
+import type { RevocationCall } from '../clients/revocation-stream.js';
 import { TaskListReader } from '../clients/task-list-reader.js';
 import { TaskReader } from '../clients/task-reader.js';
 import type { GatewayConfig } from '../config.js';
@@ -10,6 +11,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The tasks service, promisified, with the configured deadline (GRPC_DEADLINE_MS). */
     tasksApi: TasksApi;
+    /** Opens a tasks.v1.RevocationService.WatchRevocations stream (plugins/revocations.ts holds it). */
+    watchRevocations: () => RevocationCall;
     /** Batched task reads (GET /v1/tasks/:id). */
     taskReader: TaskReader;
     /** Task lists with a per-replica copy validated on every request (GET /v1/projects/:id/tasks). */
@@ -35,6 +38,7 @@ export interface BackendsOptions {
 async function backendsPlugin(app: FastifyInstance, options: BackendsOptions): Promise<void> {
   const backends = connectBackends(options.config, options.metrics);
   app.decorate('tasksApi', backends.tasks);
+  app.decorate('watchRevocations', backends.watchRevocations);
   app.decorate('taskReader', new TaskReader(backends.tasks));
   app.decorate('taskListReader', new TaskListReader(backends.tasks));
   app.decorate('attachmentsApi', backends.attachments);

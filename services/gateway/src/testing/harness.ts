@@ -24,8 +24,93 @@ export class RpcFailure extends Error {
   }
 }
 
+/** A revocation as the fake sends it (tasks.v1.Revocation). */
+export interface FakeRevocation {
+  id: string;
+  kind: 'REVOCATION_KIND_API_KEY' | 'REVOCATION_KIND_MEMBERSHIP' | 'REVOCATION_KIND_UNSPECIFIED';
+  workspaceId?: string;
+  apiKeyId?: string;
+  userId?: string;
+  revokedAtMs?: number;
+}
+
+type WatchCall = grpc.ServerDuplexStream<Record<string, unknown>, Record<string, unknown>>;
+
+/** The fake's tasks.v1.RevocationService: it answers `ready` (unless told otherwise) and pushes on demand. */
+export interface FakeRevocations {
+  /** Subscribed streams (after their first message). */
+  readonly watchers: Set<WatchCall>;
+  /** Ids the watchers acknowledged, in order. */
+  readonly acks: string[];
+  /** `ready`: subscribe normally; `refuse`: answer UNAVAILABLE; `mute`: subscribe but never say ready. */
+  mode: 'ready' | 'refuse' | 'mute';
+  heartbeatIntervalMs: number;
+  /** Sends a revocation to every watcher; resolves once each acknowledged it (or after 2 s). */
+  push(revocation: FakeRevocation): Promise<void>;
+  heartbeat(): void;
+  /** Ends every stream with UNAVAILABLE (as a tasks replica going away). */
+  dropAll(): void;
+}
+
+function fakeRevocations(): { fake: FakeRevocations; implementation: grpc.UntypedServiceImplementation } {
+  const ackWaiters: Array<{ id: string; resolve: () => void }> = [];
+  const fake: FakeRevocations = {
+    watchers: new Set(),
+    acks: [],
+    mode: 'ready',
+    heartbeatIntervalMs: 1_000,
+    async push(revocation) {
+      const expected = fake.watchers.size;
+      const acked = new Promise<void>((resolve) => {
+        let count = 0;
+        if (expected === 0) return resolve();
+        const timer = setTimeout(resolve, 2_000);
+        ackWaiters.push({ id: revocation.id, resolve: () => ++count === expected && (clearTimeout(timer), resolve()) });
+      });
+      for (const call of fake.watchers) call.write({ revocation: { revokedAtMs: Date.now(), ...revocation } });
+      await acked;
+    },
+    heartbeat() {
+      for (const call of fake.watchers) call.write({ heartbeat: {} });
+    },
+    dropAll() {
+      for (const call of fake.watchers) call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'replica going away' });
+      fake.watchers.clear();
+    },
+  };
+  const implementation: grpc.UntypedServiceImplementation = {
+    WatchRevocations(call: WatchCall) {
+      let subscribed = false;
+      call.on('data', (request: Record<string, unknown>) => {
+        if (!subscribed) {
+          subscribed = true;
+          if (fake.mode === 'refuse') return call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'not listening' });
+          fake.watchers.add(call);
+          if (fake.mode === 'ready') call.write({ ready: { heartbeatIntervalMs: fake.heartbeatIntervalMs } });
+          return;
+        }
+        const id = String(request.appliedRevocationId ?? '');
+        fake.acks.push(id);
+        for (const waiter of ackWaiters.filter((item) => item.id === id)) waiter.resolve();
+      });
+      const leave = (): void => {
+        fake.watchers.delete(call);
+      };
+      call.on('cancelled', leave);
+      call.on('end', () => {
+        leave();
+        call.end();
+      });
+      call.on('error', leave);
+    },
+  };
+  return { fake, implementation };
+}
+
 export interface FakeTasks {
   port: number;
+  /** tasks.v1.RevocationService of the fake. */
+  revocations: FakeRevocations;
   handlers: Map<string, FakeHandler>;
   calls: Array<{ method: string; request: Record<string, unknown> }>;
   callsOf(method: string): Array<Record<string, unknown>>;
@@ -77,15 +162,22 @@ export async function startFakeTasks(): Promise<FakeTasks> {
   }
   const server = new grpc.Server();
   server.addService(definition, implementation);
+  const revocations = fakeRevocations();
+  server.addService(proto.tasks.v1.RevocationService.service, revocations.implementation);
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
   );
   return {
     port,
+    revocations: revocations.fake,
     handlers,
     calls,
     callsOf: (method) => calls.filter((call) => call.method === method).map((call) => withoutOneofNames(call.request)),
-    stop: () => new Promise<void>((resolve) => server.tryShutdown(() => resolve())),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        revocations.fake.dropAll();
+        server.tryShutdown(() => resolve());
+      }),
   };
 }
 

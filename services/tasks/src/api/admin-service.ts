@@ -1,11 +1,12 @@
 import { unary } from '@tws/common';
 import type { AdminServiceHandlers } from '@tws/proto-types/generated/tasks/v1/AdminService';
+import type { Revocations } from '../domain/revocation-publisher.js';
 import * as workspaces from '../domain/workspaces.js';
 import { memberMessage, planFromProto, roleFromProto, workspaceMessage } from './mappers.js';
 import type { HandlerDeps } from './tasks-service.js';
 
 /** tasks.v1.AdminService: operator operations used by the admin CLI. */
-export function adminServiceHandlers({ pool, logger, metrics }: HandlerDeps): AdminServiceHandlers {
+export function adminServiceHandlers({ pool, logger, metrics, revocations }: HandlerDeps & { revocations: Revocations }): AdminServiceHandlers {
   const options = { service: 'tasks.v1.AdminService', logger, metrics };
   return {
     CreateWorkspace: unary(
@@ -45,7 +46,8 @@ export function adminServiceHandlers({ pool, logger, metrics }: HandlerDeps): Ad
     RevokeApiKey: unary(
       'RevokeApiKey',
       async (request) => {
-        await workspaces.revokeApiKey(pool, request.workspaceId, request.id);
+        // Returns once every gateway replica applied the revocation (bounded; see RevocationPublisher).
+        await workspaces.revokeApiKey(pool, revocations, request.workspaceId, request.id);
         return { id: request.id };
       },
       options,

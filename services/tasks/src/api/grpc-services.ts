@@ -1,13 +1,27 @@
 import type { GrpcServerMetrics, GrpcServiceRegistration, Logger, Pool } from '@tws/common';
 import { loadTasksProto } from '@tws/proto-types';
+import type { RevocationHub } from '../domain/revocation-hub.js';
+import type { Revocations } from '../domain/revocation-publisher.js';
 import { adminServiceHandlers } from './admin-service.js';
+import { revocationServiceHandlers } from './revocation-service.js';
 import { tasksServiceHandlers } from './tasks-service.js';
 
 /** The gRPC services of the tasks context, ready for serveBackend (or a test server). */
-export function buildGrpcServices(deps: { pool: Pool; logger: Logger; metrics: GrpcServerMetrics }): GrpcServiceRegistration[] {
+export function buildGrpcServices(deps: {
+  pool: Pool;
+  logger: Logger;
+  metrics: GrpcServerMetrics;
+  revocations: Revocations;
+  revocationHub: RevocationHub;
+}): GrpcServiceRegistration[] {
   const proto = loadTasksProto().tasks.v1;
   return [
     { name: 'tasks.v1.TasksService', definition: proto.TasksService.service, implementation: tasksServiceHandlers(deps) },
     { name: 'tasks.v1.AdminService', definition: proto.AdminService.service, implementation: adminServiceHandlers(deps) },
+    {
+      name: 'tasks.v1.RevocationService',
+      definition: proto.RevocationService.service,
+      implementation: revocationServiceHandlers({ hub: deps.revocationHub, logger: deps.logger, metrics: deps.metrics }),
+    },
   ];
 }

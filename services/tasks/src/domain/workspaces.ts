@@ -13,6 +13,8 @@ import {
 } from '../store/workspaces.js';
 import { generateApiKey, hashApiKey, looksLikeApiKey } from './api-keys.js';
 import { deriveTaskPrefix, newUrlId } from './identifiers.js';
+import type { Revocations } from './revocation-publisher.js';
+import { apiKeyRevoked } from './revocations.js';
 import { defaultStatuses, type IssuedApiKey, type Member, type Plan, type Role, type Status, type Workspace } from './model.js';
 import { pathId, requiredText } from './validation.js';
 
@@ -134,6 +136,14 @@ export async function createApiKey(
   });
 }
 
-export async function revokeApiKey(pool: Queryable, workspaceId: string, id: string): Promise<void> {
-  if (!(await revokeApiKeyRow(pool, pathId(workspaceId, 'API key'), pathId(id, 'API key')))) throw notFound('API key not found');
+/**
+ * Revokes a key (idempotently) and announces it in the same transaction; resolves once the gateways
+ * applied it (or the bounded wait ran out: the key is revoked in the database either way).
+ */
+export async function revokeApiKey(pool: Pool, revocations: Revocations, workspaceId: string, id: string): Promise<void> {
+  const workspace = pathId(workspaceId, 'API key');
+  const key = pathId(id, 'API key');
+  await revocations.publish(pool, apiKeyRevoked(workspace, key), async (db) => {
+    if (!(await revokeApiKeyRow(db, workspace, key))) throw notFound('API key not found');
+  });
 }

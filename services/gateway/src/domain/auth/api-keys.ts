@@ -3,6 +3,7 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 import { isGrpcError } from '@tws/common';
 import type { TasksApi } from '../../clients/backends.js';
 import { LookupCache } from './lookup-cache.js';
+import { memberTag } from './memberships.js';
 import type { Principal } from './principal.js';
 
 export type ApiKeyPrincipal = Extract<Principal, { kind: 'apiKey' }>;
@@ -15,19 +16,35 @@ export function credentialHash(secret: string): string {
 /** Longest API key accepted for a lookup; real keys are a prefix plus ~32–64 characters. */
 const maxKeyLength = 512;
 
+/** The tag of every cached lookup of one API key (by its id). */
+export const apiKeyTag = (apiKeyId: string): string => `key:${apiKeyId}`;
+
 /**
  * Resolves `X-API-Key` values through tasks.AuthenticateApiKey. Successful lookups are cached for
- * `AUTH_API_KEY_CACHE_TTL_MS` under the key's SHA-256, so a revoked key keeps working on a gateway
- * replica for at most that long.
+ * `AUTH_API_KEY_CACHE_TTL_MS` under the key's SHA-256, indexed by the key's id and by its creator's
+ * membership, so a pushed revocation (plugins/revocations.ts) evicts them at once. While revocations
+ * do not reach this replica the cache is untrusted and every request looks the key up.
  */
 export class ApiKeyAuthenticator {
-  private readonly cache: LookupCache<ApiKeyPrincipal>;
+  readonly cache: LookupCache<ApiKeyPrincipal>;
 
   constructor(
     private readonly tasks: TasksApi,
     ttlMs: number,
   ) {
-    this.cache = new LookupCache<ApiKeyPrincipal>(ttlMs);
+    this.cache = new LookupCache<ApiKeyPrincipal>(ttlMs, {
+      tags: (principal) => [apiKeyTag(principal.apiKeyId), memberTag(principal.workspaceId, principal.userId)],
+    });
+  }
+
+  /** Evicts the cached lookups of a revoked key; returns how many there were. */
+  revokeKey(apiKeyId: string): number {
+    return this.cache.invalidate(apiKeyTag(apiKeyId));
+  }
+
+  /** Evicts the cached lookups of every key a member created in a workspace (their membership ended). */
+  revokeMember(workspaceId: string, userId: string): number {
+    return this.cache.invalidate(memberTag(workspaceId, userId));
   }
 
   /** The principal when the key is known valid without a backend call (recent success). */
