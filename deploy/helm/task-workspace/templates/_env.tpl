@@ -79,6 +79,10 @@ Called with (dict "root" $ "component" "<name>"); also used by the migration Job
   value: {{ $values.outbox.maxBackoffMs | int64 | quote }}
 - name: OUTBOX_RETENTION_MS
   value: {{ $values.outbox.retentionMs | int64 | quote }}
+- name: REVOCATION_HEARTBEAT_MS
+  value: {{ $values.revocation.heartbeatMs | int64 | quote }}
+- name: REVOCATION_MAX_WATCHERS
+  value: {{ $values.revocation.maxWatchers | int64 | quote }}
 {{- end }}
 {{- if eq $component "attachments" }}
 - name: TASKS_GRPC_TARGET
