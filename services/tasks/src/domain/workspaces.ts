@@ -8,12 +8,13 @@ import {
   insertStatuses,
   insertWorkspace,
   listMembers as listMemberRows,
+  listMembershipsByEmail as listMembershipRows,
   listStatuses as listStatusRows,
   upsertUser,
 } from '../store/workspaces.js';
 import { generateApiKey, hashApiKey, looksLikeApiKey } from './api-keys.js';
 import { deriveTaskPrefix, newUrlId } from './identifiers.js';
-import { defaultStatuses, type IssuedApiKey, type Member, type Plan, type Role, type Status, type Workspace } from './model.js';
+import { defaultStatuses, type IssuedApiKey, type Member, type Membership, type Plan, type Role, type Status, type Workspace } from './model.js';
 import { pathId, requiredText } from './validation.js';
 
 const emailSchema = z.email();
@@ -49,6 +50,12 @@ export async function getMembership(pool: Queryable, workspaceId: string, userId
   const member = await getMember(pool, pathId(workspaceId, 'member'), pathId(userId, 'member'));
   if (!member) throw notFound('member not found');
   return member;
+}
+
+/** The workspaces of the person with this email (any case); none when no member has it. */
+export async function listMembershipsByEmail(pool: Queryable, email: string): Promise<Membership[]> {
+  if (email.length > 320) throw invalid('email must be at most 320 characters');
+  return listMembershipRows(pool, normaliseEmail(email));
 }
 
 export interface Authenticated {
