@@ -109,7 +109,8 @@ export class RelyingParty {
 
   /**
    * Checks the authorization response against the flow (state, then the code exchange with the
-   * PKCE verifier, then the ID token's nonce, issuer, audience and expiry) and answers the identity.
+   * PKCE verifier, then the ID token's nonce, issuer, audience and expiry) and answers the identity
+   * (email and email_verified from the ID token, or from UserInfo when the ID token has no email).
    */
   async finish(callbackUrl: URL, flow: SignInFlow): Promise<VerifiedIdentity> {
     const providerError = callbackUrl.searchParams.get('error');
@@ -129,12 +130,25 @@ export class RelyingParty {
     }
     const claims = tokens.claims();
     if (!claims) throw new SignInRefused('no ID token in the token response');
+    // Many providers put the scope's claims in the ID token; others (oidc-provider, some Okta and
+    // Entra set-ups) only at the UserInfo endpoint, which is then asked with the access token
+    // (its `sub` must be the ID token's). Email and email_verified are always taken together.
+    const source = typeof claims.email === 'string' ? claims : await this.userInfo(config, tokens.access_token, claims.sub);
     return {
       subject: claims.sub,
-      email: typeof claims.email === 'string' ? claims.email : undefined,
+      email: typeof source.email === 'string' ? source.email : undefined,
       // Only the JSON boolean true counts (some providers send "true" as a string: not verified here).
-      emailVerified: claims.email_verified === true,
+      emailVerified: source.email_verified === true,
     };
+  }
+
+  private async userInfo(config: client.Configuration, accessToken: string, subject: string): Promise<client.UserInfoResponse> {
+    try {
+      return await client.fetchUserInfo(config, accessToken, subject);
+    } catch (error) {
+      if (isNetworkFailure(error)) throw new ProviderUnavailable('userinfo request failed', { cause: error });
+      throw new SignInRefused(error instanceof Error ? error.message : String(error));
+    }
   }
 }
 
