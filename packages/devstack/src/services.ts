@@ -93,6 +93,11 @@ export async function startServices(options: {
   extraEnv?: NodeJS.ProcessEnv;
   replicas?: number;
   gatewayPort?: number;
+  /**
+   * The web service's port (its APP_URL is http://127.0.0.1:<port>), for a provider whose redirect
+   * URI `<APP_URL>/auth/callback` is registered before the services start; default: a free port.
+   */
+  webPort?: number;
   /** Restart a service that exits unexpectedly (`npm start`); without it a crash stays visible (tests). */
   restart?: RestartPolicy;
 }): Promise<RunningServices> {
@@ -110,7 +115,7 @@ export async function startServices(options: {
   const launch = async (name: ServiceName, replica: number, extraEnv: NodeJS.ProcessEnv = {}): Promise<ServiceInstance> => {
     const opsPort = name === 'gateway' && replica === 0 && options.gatewayPort !== undefined ? options.gatewayPort : await freePort();
     const grpcPort = edgeServices.includes(name) ? undefined : await freePort();
-    const appPort = name === 'web' ? await freePort() : undefined;
+    const appPort = name === 'web' ? (replica === 0 && options.webPort !== undefined ? options.webPort : await freePort()) : undefined;
     const appUrl = appPort === undefined ? undefined : `http://127.0.0.1:${appPort}`;
     const env: NodeJS.ProcessEnv = {
       ...sharedEnv,
