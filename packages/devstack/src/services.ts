@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { Infrastructure } from './infra/index.js';
 import { repoRoot } from './paths.js';
@@ -5,10 +6,12 @@ import { progress } from './progress.js';
 import { freePort, runCommand, startProcess, waitUntil, type ManagedProcess } from './processes.js';
 import { supervise, type RestartPolicy, type SupervisedProcess } from './supervisor.js';
 
-export type ServiceName = 'tasks' | 'attachments' | 'webhooks' | 'gateway';
+export type ServiceName = 'tasks' | 'attachments' | 'webhooks' | 'gateway' | 'web';
 
 const backendServices = ['tasks', 'attachments', 'webhooks'] as const;
-const migratedServices = ['tasks', 'attachments', 'webhooks'] as const;
+const migratedServices = ['tasks', 'attachments', 'webhooks', 'web'] as const;
+/** The edges: HTTP only, stopped first. */
+const edgeServices: readonly ServiceName[] = ['gateway', 'web'];
 
 export interface ServiceInstance {
   name: ServiceName;
@@ -19,12 +22,20 @@ export interface ServiceInstance {
   supervisor?: SupervisedProcess;
   /** Base URL of its HTTP endpoints (/healthz, /readyz, /metrics). */
   opsUrl: string;
+  /** The web service's public base URL (its APP_URL; pages on their own port, probes on opsUrl). */
+  appUrl?: string;
   grpcPort?: number;
   env: NodeJS.ProcessEnv;
 }
 
 export interface RunningServices {
   gatewayUrl: string;
+  /**
+   * The people-facing app (services/web), started only when the environment names an OpenID
+   * provider (OIDC_ISSUER_URL, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET); its redirect URI is
+   * `<webUrl>/auth/callback`.
+   */
+  webUrl?: string;
   instances: ServiceInstance[];
   /** Environment every service was given (for tests that start more replicas). */
   sharedEnv: NodeJS.ProcessEnv;
@@ -73,7 +84,7 @@ export async function migrateAll(env: NodeJS.ProcessEnv): Promise<void> {
 }
 
 /**
- * Starts the four services as separate processes talking gRPC on loopback, each on free ports,
+ * Starts the four services (and the web service when an OpenID provider is configured) as separate processes talking gRPC on loopback, each on free ports,
  * and waits until each answers /readyz.
  */
 export async function startServices(options: {
@@ -82,6 +93,11 @@ export async function startServices(options: {
   extraEnv?: NodeJS.ProcessEnv;
   replicas?: number;
   gatewayPort?: number;
+  /**
+   * The web service's port (its APP_URL is http://127.0.0.1:<port>), for a provider whose redirect
+   * URI `<APP_URL>/auth/callback` is registered before the services start; default: a free port.
+   */
+  webPort?: number;
   /** Restart a service that exits unexpectedly (`npm start`); without it a crash stays visible (tests). */
   restart?: RestartPolicy;
 }): Promise<RunningServices> {
@@ -98,14 +114,19 @@ export async function startServices(options: {
 
   const launch = async (name: ServiceName, replica: number, extraEnv: NodeJS.ProcessEnv = {}): Promise<ServiceInstance> => {
     const opsPort = name === 'gateway' && replica === 0 && options.gatewayPort !== undefined ? options.gatewayPort : await freePort();
-    const grpcPort = name === 'gateway' ? undefined : await freePort();
+    const grpcPort = edgeServices.includes(name) ? undefined : await freePort();
+    const appPort = name === 'web' ? (replica === 0 && options.webPort !== undefined ? options.webPort : await freePort()) : undefined;
+    const appUrl = appPort === undefined ? undefined : `http://127.0.0.1:${appPort}`;
     const env: NodeJS.ProcessEnv = {
       ...sharedEnv,
       HOST: '127.0.0.1',
       ...(name === 'gateway'
         ? // Attachment URLs are built from PUBLIC_BASE_URL, never from a request's Host: here, the replica's own address.
           { PORT: String(opsPort), PUBLIC_BASE_URL: sharedEnv.PUBLIC_BASE_URL || `http://127.0.0.1:${opsPort}` }
-        : { OPS_PORT: String(opsPort), GRPC_PORT: String(grpcPort) }),
+        : name === 'web'
+          ? // Pages on PORT (APP_URL), probes and metrics on OPS_PORT; a fresh session secret per stack.
+            { PORT: String(appPort), OPS_PORT: String(opsPort), APP_URL: appUrl, SESSION_SECRET: sharedEnv.SESSION_SECRET || webSessionSecret }
+          : { OPS_PORT: String(opsPort), GRPC_PORT: String(grpcPort) }),
       ...peerTargets(grpcTargets),
       ...extraEnv,
     };
@@ -134,6 +155,7 @@ export async function startServices(options: {
       opsUrl,
       env,
       ...(grpcPort ? { grpcPort } : {}),
+      ...(appUrl ? { appUrl } : {}),
       ...(supervisor ? { supervisor } : {}),
     };
     instances.push(instance);
@@ -152,9 +174,16 @@ export async function startServices(options: {
   for (let replica = 0; replica < replicas; replica++) gateways.push(await launch('gateway', replica));
   const gatewayUrl = gateways[0]!.opsUrl;
   progress(`gateway ready at ${gatewayUrl}`);
+  // The people-facing app needs an OpenID provider: started only when one is configured.
+  let webUrl: string | undefined;
+  if (sharedEnv.OIDC_ISSUER_URL && sharedEnv.OIDC_CLIENT_ID && sharedEnv.OIDC_CLIENT_SECRET) {
+    webUrl = (await launch('web', 0)).appUrl;
+    progress(`web ready at ${webUrl}`);
+  }
 
   return {
     gatewayUrl,
+    ...(webUrl ? { webUrl } : {}),
     instances,
     sharedEnv,
     startReplica: (name, extraEnv) =>
@@ -163,11 +192,14 @@ export async function startServices(options: {
       // Gateways first so no new work reaches the backends, then the backends.
       // A supervised service is stopped through its supervisor, so the stop is not taken for a crash.
       const stop = (i: ServiceInstance): Promise<void> => (i.supervisor ?? i.process).stop();
-      await Promise.all(instances.filter((i) => i.name === 'gateway').map(stop));
-      await Promise.all(instances.filter((i) => i.name !== 'gateway').map(stop));
+      await Promise.all(instances.filter((i) => edgeServices.includes(i.name)).map(stop));
+      await Promise.all(instances.filter((i) => !edgeServices.includes(i.name)).map(stop));
     },
   };
 }
+
+/** The web service's SESSION_SECRET when the environment gives none (sessions then end with the stack). */
+const webSessionSecret = randomBytes(32).toString('base64url');
 
 /** With several replicas the gateway balances over all of them (round robin over a static list). */
 function peerTargets(targets: Partial<Record<ServiceName, string[]>>): NodeJS.ProcessEnv {

@@ -1,4 +1,5 @@
 import type { Member as MemberMessage } from '@tws/proto-types/generated/tasks/v1/Member';
+import type { Membership as MembershipMessage } from '@tws/proto-types/generated/tasks/v1/Membership';
 import type { Plan as PlanMessage, Plan__Output } from '@tws/proto-types/generated/tasks/v1/Plan';
 import type { Project as ProjectMessage } from '@tws/proto-types/generated/tasks/v1/Project';
 import type { Role as RoleMessage, Role__Output } from '@tws/proto-types/generated/tasks/v1/Role';
@@ -7,7 +8,7 @@ import type { Status as StatusMessage } from '@tws/proto-types/generated/tasks/v
 import type { Task as TaskMessage } from '@tws/proto-types/generated/tasks/v1/Task';
 import type { Workspace as WorkspaceMessage } from '@tws/proto-types/generated/tasks/v1/Workspace';
 import { invalid } from '@tws/common';
-import type { Member, Plan, Project, Role, Section, Status, Task, Workspace } from '../domain/model.js';
+import type { Member, Membership, Plan, Project, Role, Section, Status, Task, Workspace } from '../domain/model.js';
 
 /** Proto ⇄ domain mapping: absent optional fields for nulls, enums as their names. */
 
@@ -49,6 +50,12 @@ export const memberMessage = (member: Member): MemberMessage => ({
   email: member.email,
   role: roleNames[member.role],
   avatarUrl: optional(member.avatarUrl),
+});
+
+export const membershipMessage = (membership: Membership): MembershipMessage => ({
+  workspace: workspaceMessage(membership.workspace),
+  userId: membership.userId,
+  role: roleNames[membership.role],
 });
 
 export const statusMessage = (status: Status): StatusMessage => ({

@@ -8,7 +8,7 @@ import * as projects from '../domain/projects.js';
 import * as tasks from '../domain/tasks.js';
 import { getTasksJson, listTasksJson } from '../domain/task-views.js';
 import * as workspaces from '../domain/workspaces.js';
-import { memberMessage, projectMessage, sectionMessage, statusMessage, taskMessage, workspaceMessage } from './mappers.js';
+import { memberMessage, membershipMessage, projectMessage, sectionMessage, statusMessage, taskMessage, workspaceMessage } from './mappers.js';
 
 /** Largest GetTasks batch served; the gateway sends at most 64. */
 const maxTasksPerBatch = 500;
@@ -182,6 +182,11 @@ export function tasksServiceHandlers({ pool, logger, metrics }: HandlerDeps): Ta
         await tasks.deleteComment(pool, request.workspaceId, request.id);
         return {};
       },
+      options,
+    ),
+    ListMembershipsByEmail: unary(
+      'ListMembershipsByEmail',
+      async (request) => ({ memberships: (await workspaces.listMembershipsByEmail(pool, request.email)).map(membershipMessage) }),
       options,
     ),
   };

@@ -28,6 +28,13 @@ export interface Member {
   avatarUrl: string | null;
 }
 
+/** One workspace of a person (found by email) and who they are in it. */
+export interface Membership {
+  workspace: Workspace;
+  userId: string;
+  role: Role;
+}
+
 export interface Status {
   id: string;
   name: string;

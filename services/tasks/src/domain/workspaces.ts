@@ -8,6 +8,7 @@ import {
   insertStatuses,
   insertWorkspace,
   listMembers as listMemberRows,
+  listMembershipsByEmail as listMembershipRows,
   listStatuses as listStatusRows,
   upsertUser,
 } from '../store/workspaces.js';
@@ -15,7 +16,7 @@ import { generateApiKey, hashApiKey, looksLikeApiKey } from './api-keys.js';
 import { deriveTaskPrefix, newUrlId } from './identifiers.js';
 import type { Revocations } from './revocation-publisher.js';
 import { apiKeyRevoked } from './revocations.js';
-import { defaultStatuses, type IssuedApiKey, type Member, type Plan, type Role, type Status, type Workspace } from './model.js';
+import { defaultStatuses, type IssuedApiKey, type Member, type Membership, type Plan, type Role, type Status, type Workspace } from './model.js';
 import { pathId, requiredText } from './validation.js';
 
 const emailSchema = z.email();
@@ -51,6 +52,12 @@ export async function getMembership(pool: Queryable, workspaceId: string, userId
   const member = await getMember(pool, pathId(workspaceId, 'member'), pathId(userId, 'member'));
   if (!member) throw notFound('member not found');
   return member;
+}
+
+/** The workspaces of the person with this email (any case); none when no member has it. */
+export async function listMembershipsByEmail(pool: Queryable, email: string): Promise<Membership[]> {
+  if (email.length > 320) throw invalid('email must be at most 320 characters');
+  return listMembershipRows(pool, normaliseEmail(email));
 }
 
 export interface Authenticated {

@@ -1,4 +1,4 @@
-import type { Member, Plan, Role, Status, SystemType, Workspace } from '../domain/model.js';
+import type { Member, Membership, Plan, Role, Status, SystemType, Workspace } from '../domain/model.js';
 import type { Queryable } from '@tws/common';
 
 interface WorkspaceRow {
@@ -103,6 +103,24 @@ export async function insertMember(db: Queryable, workspaceId: string, userId: s
     [workspaceId, userId, role],
   );
   return rowCount === 1;
+}
+
+/** The most memberships one person's lookup answers (a bound, far above any real person's count). */
+export const maxMembershipsPerPerson = 1000;
+
+/**
+ * Every workspace of the user with this (lower-cased) email, with their role in each: users.email is
+ * unique (one index probe), members by user_id (members_user_idx), workspaces by primary key.
+ */
+export async function listMembershipsByEmail(db: Queryable, email: string): Promise<Membership[]> {
+  const { rows } = await db.query<WorkspaceRow & { user_id: string; role: Role }>({
+    name: 'tasks-list-memberships-by-email',
+    text: `SELECT w.id, w.name, w.url_id, w.avatar_url, w.task_prefix, w.plan, m.user_id, m.role
+      FROM users u JOIN members m ON m.user_id = u.id JOIN workspaces w ON w.id = m.workspace_id
+      WHERE u.email = $1 ORDER BY lower(w.name), w.url_id LIMIT $2`,
+    values: [email, maxMembershipsPerPerson],
+  });
+  return rows.map((row) => ({ workspace: toWorkspace(row), userId: row.user_id, role: row.role }));
 }
 
 const memberSelect = `SELECT m.user_id, u.name, u.email, m.role, u.avatar_url

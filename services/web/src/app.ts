@@ -1,0 +1,69 @@
+import formbody from '@fastify/formbody';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { validatorCompiler } from 'fastify-type-provider-zod';
+import { createPool, postgresReadiness, type Logger } from '@tws/common';
+import type { Registry } from 'prom-client';
+import api from './api/index.js';
+import type { WebConfig } from './config.js';
+import { SecretKeys } from './domain/secrets.js';
+import { webMetrics } from './metrics.js';
+import backendsPlugin from './plugins/backends.js';
+import csrfPlugin from './plugins/csrf.js';
+import errorsPlugin, { clientErrorHandler, frameworkErrors } from './plugins/errors.js';
+import opsPlugin from './plugins/ops.js';
+import rateLimitPlugin from './plugins/rate-limit.js';
+import securityHeadersPlugin from './plugins/security-headers.js';
+import sessionPlugin from './plugins/session.js';
+import signInPlugin from './plugins/sign-in.js';
+import { sessionSweeper } from './workers/session-sweeper.js';
+
+export interface AppDependencies {
+  config: WebConfig;
+  logger: Logger;
+  /** Where the service's metrics are registered; OPS_PORT's /metrics serves it. */
+  registry: Registry;
+}
+
+export type App = FastifyInstance;
+
+/** Builds the web service without listening, so tests and main.ts share one construction. */
+export async function buildApp(deps: AppDependencies): Promise<App> {
+  const { config, logger } = deps;
+  const metrics = webMetrics(deps.registry);
+  const keys = new SecretKeys(config.SESSION_SECRET);
+  const pool = createPool({ url: config.DATABASE_URL, schema: 'web', applicationName: 'web', max: config.DATABASE_POOL_SIZE, acquireTimeoutMs: 5_000 });
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    bodyLimit: config.BODY_LIMIT_BYTES,
+    trustProxy: config.TRUST_PROXY,
+    // Per-request lines are off: http_request_duration_seconds covers traffic; errors are logged by the error handler.
+    logController: new LogController({ disableRequestLogging: true }),
+    return503OnClosing: false,
+    routerOptions: { ignoreTrailingSlash: true },
+    frameworkErrors,
+    clientErrorHandler,
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  // Forms only: application/x-www-form-urlencoded (415 for anything else that has a body).
+  app.removeAllContentTypeParsers();
+  await app.register(formbody, { bodyLimit: config.BODY_LIMIT_BYTES });
+
+  // Cross-cutting plugins before the routes: their hooks and onRoute policies apply to routes added after them.
+  await app.register(errorsPlugin);
+  await app.register(opsPlugin, { readiness: [postgresReadiness(pool)], httpRequestDuration: metrics.httpRequestDuration });
+  await app.register(securityHeadersPlugin, { secure: config.APP_SECURE });
+  await app.register(rateLimitPlugin, { perMinute: config.SIGN_IN_RATE_LIMIT_PER_MINUTE });
+  await app.register(csrfPlugin, { appUrl: config.APP_URL, keys });
+  await app.register(sessionPlugin, { config, pool, keys });
+  await app.register(backendsPlugin, { target: config.TASKS_GRPC_TARGET, deadlineMs: config.GRPC_DEADLINE_MS, metrics: metrics.grpcClient });
+  await app.register(signInPlugin, { config, keys, logger, outcomes: metrics.signIns });
+  await app.register(api, { appUrl: config.APP_URL });
+
+  const sweeper = sessionSweeper(app.sessions, config.SESSION_SWEEP_INTERVAL_MS, logger.child({ component: 'session-sweeper' }));
+  app.addHook('onReady', async () => sweeper.start());
+  app.addHook('onClose', async () => {
+    await sweeper.stop();
+    await pool.end();
+  });
+  return app;
+}

@@ -1,0 +1,108 @@
+import * as grpc from '@grpc/grpc-js';
+import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
+import { callUnary, createLogger, createMetricsRegistry } from '@tws/common';
+import { loadTasksProto } from '@tws/proto-types';
+import type { Registry } from 'prom-client';
+import { startSession } from '../api/auth.js';
+import { buildApp } from '../app.js';
+import { loadConfig, type WebConfig } from '../config.js';
+import { UserFacingError } from '../domain/errors.js';
+import { closedPort } from './ports.js';
+
+export const appUrl = 'http://127.0.0.1:8090';
+
+/** What the harness needs of the test stack: the caller passes `inject('stack')`. */
+export interface TestStack {
+  databaseUrl: string;
+  tasksGrpcTarget: string;
+}
+
+
+export interface WebHarness {
+  app: FastifyInstance;
+  config: WebConfig;
+  registry: Registry;
+  /** The test's own connection to the `web` schema (to age sessions). */
+  db: pg.Pool;
+  close(): Promise<void>;
+}
+
+/**
+ * The web service built in-process against the test stack's Postgres and tasks service, with an
+ * OpenID provider that cannot be reached (the sign-in through a real provider is the browser test).
+ * One route is added for the tests: `GET /test/sign-in?email=&verified=` runs what the callback
+ * runs after the provider (SignIn.complete, then startSession), so sessions are real.
+ */
+export async function startWeb(stack: TestStack, env: NodeJS.ProcessEnv = {}): Promise<WebHarness> {
+  const config = loadConfig({
+    APP_URL: appUrl,
+    OIDC_ISSUER_URL: `http://127.0.0.1:${await closedPort()}`,
+    OIDC_CLIENT_ID: 'tws-web',
+    OIDC_CLIENT_SECRET: 'test-secret',
+    SESSION_SECRET: 'test-session-secret-of-at-least-32-bytes',
+    DATABASE_URL: stack.databaseUrl,
+    TASKS_GRPC_TARGET: stack.tasksGrpcTarget,
+    SESSION_SWEEP_INTERVAL_MS: '0',
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
+  const registry = createMetricsRegistry('web');
+  const logger = createLogger('web');
+  logger.level = 'silent';
+  const app = await buildApp({ config, logger, registry });
+  app.get<{ Querystring: { email: string; verified?: string } }>('/test/sign-in', async (request, reply) => {
+    const { token } = await app.signIn.complete({ subject: 'test', email: request.query.email, emailVerified: request.query.verified !== 'false' });
+    return startSession(app, request, reply, token, '/workspaces');
+  });
+  await app.ready();
+  const db = new pg.Pool({ connectionString: stack.databaseUrl, max: 2, options: '-c search_path=web' });
+  return {
+    app,
+    config,
+    registry,
+    db,
+    async close() {
+      await app.close();
+      await db.end();
+    },
+  };
+}
+
+export { UserFacingError };
+
+/** A signed-in person's cookie header and CSRF token. */
+export interface SignedIn {
+  cookie: string;
+  token: string;
+  csrf: string;
+}
+
+export async function signIn(h: WebHarness, email: string): Promise<SignedIn> {
+  const response = await h.app.inject({ url: `/test/sign-in?email=${encodeURIComponent(email)}` });
+  const session = response.cookies.find((cookie) => cookie.name.endsWith('tws_session'));
+  if (response.statusCode !== 303 || !session) throw new Error(`sign-in of ${email} failed: ${response.statusCode} ${response.body}`);
+  const page = await h.app.inject({ url: '/workspaces', headers: { cookie: `${session.name}=${session.value}` } });
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1];
+  if (!csrf) throw new Error(`no CSRF token on /workspaces: ${page.statusCode}`);
+  return { cookie: `${session.name}=${session.value}`, token: session.value, csrf };
+}
+
+/** The operators' AdminService of the test stack's tasks service. */
+export function adminClient(stack: TestStack) {
+  const client = new (loadTasksProto().tasks.v1.AdminService)(stack.tasksGrpcTarget, grpc.credentials.createInsecure());
+  return {
+    async createWorkspace(name: string, ownerEmail: string) {
+      const created = await callUnary(client, client.CreateWorkspace, { name, plan: 'PLAN_FREE', ownerName: 'Owner', ownerEmail });
+      return created.workspace!;
+    },
+    async addMember(workspaceId: string, email: string, role: 'ROLE_OWNER' | 'ROLE_MEMBER' | 'ROLE_GUEST') {
+      await callUnary(client, client.AddMember, { workspaceId, email, name: 'Member', role });
+    },
+    close: () => client.close(),
+  };
+}
+
+let counter = 0;
+/** An email no other test uses. */
+export const uniqueEmail = (label: string): string => `${label}-${process.pid}-${Date.now()}-${++counter}@example.com`;
