@@ -24,6 +24,7 @@ export async function setup(project: TestProject): Promise<void> {
     `127.0.0.1:${stack?.services.instances.find((instance) => instance.name === name)?.grpcPort}`;
   project.provide('stack', {
     gatewayUrl: stack.services.gatewayUrl,
+    webUrl: stack.services.webUrl ?? '',
     databaseUrl: stack.infra.databaseUrl,
     kafkaBrokers: stack.infra.kafkaBrokers,
     s3: stack.infra.s3,
@@ -59,6 +60,8 @@ declare module 'vitest' {
   export interface ProvidedContext {
     stack: {
       gatewayUrl: string;
+      /** The people-facing app (services/web), signing in through `idp`. */
+      webUrl: string;
       databaseUrl: string;
       kafkaBrokers: string[];
       s3: { endpoint: string; accessKey: string; secretKey: string };

@@ -5,6 +5,7 @@ import { devSecretsEnv } from './dev-secrets.js';
 import { devJwtGatewayEnv, ensureDevJwtKeys, type DevJwtKeys } from './dev-jwt.js';
 import { startIdentityProvider, type RunningIdentityProvider } from './identity-provider.js';
 import { startInfrastructure, type Infrastructure } from './infra/index.js';
+import { freePort } from './processes.js';
 import { infrastructureEnv, migrateAll, startServices, type RunningServices } from './services.js';
 import type { RestartPolicy } from './supervisor.js';
 
@@ -25,8 +26,8 @@ export function newLogDir(label: string): string {
 }
 
 /**
- * Infrastructure, the identity provider, migrations and the four services: what `npm start` and
- * `npm test` both run.
+ * Infrastructure, the identity provider, migrations, the four services and the people-facing app
+ * signing in through that provider: what `npm start` and `npm test` both run.
  */
 export async function startStack(options: {
   label: string;
@@ -42,10 +43,19 @@ export async function startStack(options: {
 }): Promise<Stack> {
   const logDir = newLogDir(options.label);
   const devJwt = ensureDevJwtKeys();
+  // The app (services/web) signs in through the provider: its redirect URI must be registered
+  // before the provider starts, so its port is chosen first.
+  const webPort = await freePort();
+  const appUrl = `http://127.0.0.1:${webPort}`;
+  const idpOptions = {
+    ...options.idp,
+    redirectUris: [`${appUrl}/auth/callback`, ...(options.idp?.redirectUris ?? [])],
+    postLogoutRedirectUris: [`${appUrl}/`, ...(options.idp?.postLogoutRedirectUris ?? [])],
+  };
   // The provider needs nothing of the rest: it starts (in well under a second) while Kafka does.
   const [infraResult, idpResult] = await Promise.allSettled([
     startInfrastructure(logDir, process.env, options.kafkaNodes ? { kafkaNodes: options.kafkaNodes } : {}),
-    startIdentityProvider({ logDir, ...options.idp, ...(options.restart ? { restart: options.restart } : {}) }),
+    startIdentityProvider({ logDir, ...idpOptions, ...(options.restart ? { restart: options.restart } : {}) }),
   ]);
   if (infraResult.status === 'rejected' || idpResult.status === 'rejected') {
     await Promise.all([
@@ -57,7 +67,13 @@ export async function startStack(options: {
   const infra = infraResult.value;
   const idp = idpResult.value;
   try {
-    const serviceEnv = { ...devJwtGatewayEnv(devJwt), ...devSecretsEnv(), ...options.extraEnv };
+    const oidcEnv = {
+      OIDC_ISSUER_URL: idp.issuer,
+      OIDC_CLIENT_ID: idp.client.clientId,
+      OIDC_CLIENT_SECRET: idp.client.clientSecret,
+      OIDC_CLIENT_AUTH_METHOD: idp.client.tokenEndpointAuthMethod,
+    };
+    const serviceEnv = { ...devJwtGatewayEnv(devJwt), ...devSecretsEnv(), ...oidcEnv, ...options.extraEnv };
     await migrateAll({ ...infrastructureEnv(infra), ...serviceEnv });
     const services = await startServices({
       infra,
@@ -65,6 +81,7 @@ export async function startStack(options: {
       extraEnv: serviceEnv,
       ...(options.replicas ? { replicas: options.replicas } : {}),
       ...(options.gatewayPort !== undefined ? { gatewayPort: options.gatewayPort } : {}),
+      webPort,
       ...(options.restart ? { restart: options.restart } : {}),
     });
     return {

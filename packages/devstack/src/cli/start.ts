@@ -77,9 +77,10 @@ async function main(): Promise<void> {
     '',
     `Task Workspace Service is running.`,
     `  API gateway:   ${stack.services.gatewayUrl}   (try: curl ${stack.services.gatewayUrl}/healthz)`,
+    ...(stack.services.webUrl ? [`  App (people): ${stack.services.webUrl}   (sign in with a user below)`] : []),
     ...stack.services.instances
       .filter((instance) => instance.name !== 'gateway')
-      .map((instance) => `  ${instance.name.padEnd(13)}  ${instance.opsUrl}/readyz   gRPC 127.0.0.1:${instance.grpcPort}`),
+      .map((instance) => `  ${instance.name.padEnd(13)}  ${instance.opsUrl}/readyz${instance.grpcPort ? `   gRPC 127.0.0.1:${instance.grpcPort}` : ''}`),
     `  Logs:          ${stack.logDir}`,
     '',
     `Demo workspace "${demo.workspace.name}" (pro plan), id ${demo.workspace.id}`,
