@@ -88,9 +88,9 @@ def stage_args(stage: Stage, global_args: dict[str, str]) -> dict[str, str]:
 
 
 def chart_ports(service: str) -> set[str]:
+    """The container ports the chart gives the service: its HTTP, gRPC and ops ports, those it has."""
     values = yaml.safe_load(VALUES.read_text())[service]
-    ports = [values["containerPort"]] if "containerPort" in values else [values["grpcPort"], values["opsPort"]]
-    return {str(port) for port in ports}
+    return {str(values[key]) for key in ("containerPort", "grpcPort", "opsPort") if key in values}
 
 
 def static_checks(service: str, global_args: dict[str, str], stages: list[Stage], image: list[Stage]) -> list[str]:

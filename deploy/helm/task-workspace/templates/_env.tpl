@@ -9,13 +9,16 @@ Called with (dict "root" $ "component" "<name>"); also used by the migration Job
 {{- $root := .root }}
 {{- $component := .component }}
 {{- $values := index $root.Values $component -}}
+{{- $facts := include "task-workspace.facts" . | fromYaml -}}
 - name: LOG_LEVEL
   value: {{ $values.logLevel | quote }}
 - name: HOST
   value: "0.0.0.0"
-{{- if eq $component "gateway" }}
+{{- if $facts.edge }}
 - name: PORT
   value: {{ $values.containerPort | quote }}
+{{- end }}
+{{- if eq $component "gateway" }}
 - name: BODY_LIMIT_BYTES
   value: {{ $values.bodyLimitBytes | int64 | quote }}
 - name: TRUST_PROXY
@@ -41,18 +44,23 @@ Called with (dict "root" $ "component" "<name>"); also used by the migration Job
   value: {{ $values.authCache.apiKeyTtlMs | int64 | quote }}
 - name: AUTH_MEMBERSHIP_CACHE_TTL_MS
   value: {{ $values.authCache.membershipTtlMs | int64 | quote }}
-{{- range $backend := include "task-workspace.components" "backend" | fromJsonArray }}
+{{- range $backend := include "task-workspace.components" (dict "root" $root "fact" "backend") | fromJsonArray }}
 - name: {{ upper $backend }}_GRPC_TARGET
   value: {{ include "task-workspace.grpcTarget" (dict "root" $root "component" $backend) | quote }}
 {{- end }}
 {{- with include "task-workspace.env.jwt" $root }}
 {{- . | nindent 0 }}
 {{- end }}
-{{- else }}
+{{- end }}
+{{- if $facts.backend }}
 - name: GRPC_PORT
   value: {{ $values.grpcPort | quote }}
+{{- end }}
+{{- if $facts.ops }}
 - name: OPS_PORT
   value: {{ $values.opsPort | quote }}
+{{- end }}
+{{- if $facts.database }}
 - name: DATABASE_URL
   valueFrom:
     secretKeyRef:
@@ -61,7 +69,7 @@ Called with (dict "root" $ "component" "<name>"); also used by the migration Job
 - name: DATABASE_POOL_SIZE
   value: {{ $values.databasePoolSize | quote }}
 {{- end }}
-{{- if has $component (include "task-workspace.components" "kafka" | fromJsonArray) }}
+{{- if has $component (include "task-workspace.components" (dict "root" .root "fact" "kafka") | fromJsonArray) }}
 - name: KAFKA_CLIENT_ID
   value: {{ $values.kafkaClientId | quote }}
 {{- include "task-workspace.env.kafka" $root | nindent 0 }}
@@ -99,6 +107,9 @@ Called with (dict "root" $ "component" "<name>"); also used by the migration Job
   value: {{ $values.sweeper.uploadGraceMs | int64 | quote }}
 {{- include "task-workspace.env.s3" $root | nindent 0 }}
 {{- end }}
+{{- if eq $component "web" }}
+{{- include "task-workspace.env.web" $root | nindent 0 }}
+{{- end }}
 {{- if eq $component "webhooks" }}
 - name: WEBHOOK_SECRET_ENCRYPTION_KEY
   valueFrom:
@@ -133,6 +144,49 @@ Called with (dict "root" $ "component" "<name>"); also used by the migration Job
 {{- with $values.extraEnv }}
 {{ toYaml . }}
 {{- end }}
+{{- end }}
+
+{{/* The app's own settings (services/web/src/config.ts); the secrets from web.existingSecret. */}}
+{{- define "task-workspace.env.web" -}}
+{{- $web := .Values.web -}}
+- name: APP_URL
+  value: {{ include "task-workspace.appUrl" . | quote }}
+- name: TRUST_PROXY
+  value: {{ $web.trustProxy | quote }}
+- name: BODY_LIMIT_BYTES
+  value: {{ $web.bodyLimitBytes | int64 | quote }}
+- name: OIDC_ISSUER_URL
+  value: {{ $web.oidc.issuerUrl | quote }}
+- name: OIDC_CLIENT_ID
+  value: {{ $web.oidc.clientId | quote }}
+- name: OIDC_CLIENT_SECRET
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "task-workspace.webSecret" . }}
+      key: {{ $web.clientSecretKey }}
+- name: OIDC_CLIENT_AUTH_METHOD
+  value: {{ $web.oidc.clientAuthMethod | quote }}
+- name: OIDC_HTTP_TIMEOUT_MS
+  value: {{ $web.oidc.httpTimeoutMs | int64 | quote }}
+- name: SIGN_IN_FLOW_TIMEOUT_S
+  value: {{ $web.oidc.signInFlowTimeoutSeconds | int64 | quote }}
+- name: SESSION_SECRET
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "task-workspace.webSecret" . }}
+      key: {{ $web.sessionSecretKey }}
+- name: SESSION_IDLE_TIMEOUT_S
+  value: {{ $web.session.idleTimeoutSeconds | int64 | quote }}
+- name: SESSION_ABSOLUTE_TIMEOUT_S
+  value: {{ $web.session.absoluteTimeoutSeconds | int64 | quote }}
+- name: SESSION_SWEEP_INTERVAL_MS
+  value: {{ $web.session.sweepIntervalMs | int64 | quote }}
+- name: SIGN_IN_RATE_LIMIT_PER_MINUTE
+  value: {{ $web.signInRateLimitPerMinute | int64 | quote }}
+- name: TASKS_GRPC_TARGET
+  value: {{ include "task-workspace.grpcTarget" (dict "root" . "component" "tasks") | quote }}
+- name: GRPC_DEADLINE_MS
+  value: {{ $web.grpcDeadlineMs | int64 | quote }}
 {{- end }}
 
 {{- define "task-workspace.env.kafka" -}}
@@ -219,7 +273,7 @@ Called with (dict "root" $ "component" "<name>"); also used by the migration Job
 - name: tmp
   emptyDir:
     sizeLimit: {{ .root.Values.tmpVolumeSizeLimit }}
-{{- if and (has .component (include "task-workspace.components" "kafka" | fromJsonArray)) .root.Values.kafka.tls.enabled .root.Values.kafka.tls.existingSecret }}
+{{- if and (has .component (include "task-workspace.components" (dict "root" .root "fact" "kafka") | fromJsonArray)) .root.Values.kafka.tls.enabled .root.Values.kafka.tls.existingSecret }}
 - name: kafka-ca
   secret:
     secretName: {{ .root.Values.kafka.tls.existingSecret }}
@@ -236,7 +290,7 @@ Called with (dict "root" $ "component" "<name>"); also used by the migration Job
 {{- $values := index .root.Values .component -}}
 - name: tmp
   mountPath: /tmp
-{{- if and (has .component (include "task-workspace.components" "kafka" | fromJsonArray)) .root.Values.kafka.tls.enabled .root.Values.kafka.tls.existingSecret }}
+{{- if and (has .component (include "task-workspace.components" (dict "root" .root "fact" "kafka") | fromJsonArray)) .root.Values.kafka.tls.enabled .root.Values.kafka.tls.existingSecret }}
 - name: kafka-ca
   mountPath: /etc/task-workspace/kafka-ca
   readOnly: true

@@ -7,34 +7,71 @@ with the chart name. The components are declared once, in "task-workspace.compon
 {{/*
 The components, declared once: the templates range over them, in this order, and never list them.
 Facts of a component (absent = false):
-  backend     a gRPC service behind the gateway: grpc and http-ops ports, a headless Service,
-              a NetworkPolicy admitting the gateway, DATABASE_URL; the gateway is the HTTP edge
+  edge        an HTTP edge behind the ingress: an `http` port (<name>.containerPort) on a Service of
+              <name>.service.type and .port; the gateway (the API) and web (the app)
+  backend     a gRPC service behind the gateway: a `grpc` port, a headless Service its callers
+              balance over, a NetworkPolicy admitting the gateway and its callers
+  ops         probes and /metrics on a separate `http-ops` port (<name>.opsPort); without it they
+              are on `http`
+  database    its own PostgreSQL schema: DATABASE_URL (postgres.existingSecret) and a pool size
   kafka       a Kafka client: KAFKA_* settings and the broker CA mount
   migrations  its image ships dist/migrate.js, which the migrations Job runs in this order
+  calls       the backends it calls over gRPC (besides the gateway, which calls them all): their
+              NetworkPolicies admit it
+A component whose values set `enabled: false` (web, off by default) is left out of every template.
 A new service is an entry here, its block in values.yaml and values.schema.json, and its settings
 in _env.tpl.
 */}}
 {{- define "task-workspace.componentTable" -}}
-- {name: gateway}
-- {name: tasks, backend: true, kafka: true, migrations: true}
-- {name: attachments, backend: true, migrations: true}
-- {name: webhooks, backend: true, kafka: true, migrations: true}
+- {name: gateway, edge: true}
+- {name: web, edge: true, ops: true, database: true, migrations: true, calls: [tasks]}
+- {name: tasks, backend: true, ops: true, database: true, kafka: true, migrations: true}
+- {name: attachments, backend: true, ops: true, database: true, migrations: true, calls: [tasks]}
+- {name: webhooks, backend: true, ops: true, database: true, kafka: true, migrations: true}
 {{- end }}
 
 {{/*
-Names of the components, in table order, as a JSON list (read it with fromJsonArray): all of them
-for "", else those having the fact given ("backend", "kafka" or "migrations"). Example:
-  {{- range $component := include "task-workspace.components" "" | fromJsonArray }}
+Names of the enabled components, in table order, as a JSON list (read it with fromJsonArray): all
+of them for fact "", else those having the fact given ("edge", "backend", "ops", "database",
+"kafka" or "migrations"). Example:
+  {{- range $component := include "task-workspace.components" (dict "root" $ "fact" "") | fromJsonArray }}
 */}}
 {{- define "task-workspace.components" -}}
-{{- $fact := . }}
+{{- $root := .root }}
+{{- $fact := .fact }}
 {{- $names := list }}
 {{- range include "task-workspace.componentTable" nil | fromYamlArray }}
-{{- if or (not $fact) (index . $fact) }}
+{{- $values := index $root.Values .name }}
+{{- if and (or (not (hasKey $values "enabled")) $values.enabled) (or (not $fact) (index . $fact)) }}
 {{- $names = append $names .name }}
 {{- end }}
 {{- end }}
 {{- toJson $names }}
+{{- end }}
+
+{{/* The facts of one component, as YAML (read it with fromYaml): (dict "root" $ "component" "web"). */}}
+{{- define "task-workspace.facts" -}}
+{{- $component := .component }}
+{{- range include "task-workspace.componentTable" nil | fromYamlArray }}
+{{- if eq .name $component }}
+{{- toYaml . }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+The enabled components that call a backend over gRPC besides the gateway (their `calls` fact), as a
+JSON list: (dict "root" $ "component" "tasks").
+*/}}
+{{- define "task-workspace.callers" -}}
+{{- $backend := .component }}
+{{- $callers := list }}
+{{- range $name := include "task-workspace.components" (dict "root" .root "fact" "") | fromJsonArray }}
+{{- if has $backend ((include "task-workspace.facts" (dict "component" $name) | fromYaml).calls | default (list)) }}
+{{- $callers = append $callers $name }}
+{{- end }}
+{{- end }}
+{{- toJson $callers }}
 {{- end }}
 
 {{/* The chart name. */}}
@@ -160,6 +197,23 @@ round-robin over every ready replica (the client sets the round_robin policy).
 {{- default (printf "%s-webhooks" (include "task-workspace.fullname" .)) .Values.webhookSecrets.existingSecret }}
 {{- end }}
 
+{{- define "task-workspace.webSecret" -}}
+{{- default (printf "%s-web" (include "task-workspace.fullname" .)) .Values.web.existingSecret }}
+{{- end }}
+
+{{/*
+The app's public origin (APP_URL): web.appUrl, else https://<web.ingress.hostname> with web.ingress
+on (https even without web.ingress.tls: the app refuses plain http but for a loopback address, so
+TLS is then terminated in front of the controller); "" when neither is set (validateValues fails).
+*/}}
+{{- define "task-workspace.appUrl" -}}
+{{- if .Values.web.appUrl }}
+{{- .Values.web.appUrl | trimSuffix "/" }}
+{{- else if and .Values.web.ingress.enabled .Values.web.ingress.hostname }}
+{{- printf "https://%s" .Values.web.ingress.hostname }}
+{{- end }}
+{{- end }}
+
 {{/* Fails the render on contradictory values, with a message naming them. */}}
 {{- define "task-workspace.validateValues" -}}
 {{- if and .Values.auth.jwt.enabled (not .Values.auth.jwt.jwksUrl) (not .Values.auth.jwt.publicKeySecret) }}
@@ -173,5 +227,26 @@ round-robin over every ready replica (the client sets the round_robin policy).
 {{- end }}
 {{- if and .Values.ingress.enabled .Values.ingress.tls (not .Values.ingress.hostname) }}
 {{- fail "ingress.tls needs ingress.hostname" }}
+{{- end }}
+{{- $web := .Values.web }}
+{{- if $web.enabled }}
+{{- if not $web.oidc.issuerUrl }}
+{{- fail "web.enabled needs web.oidc.issuerUrl: the issuer URL of your OpenID provider, e.g. https://login.example.com/realms/acme (README, \"The app (web)\")" }}
+{{- end }}
+{{- if not $web.oidc.clientId }}
+{{- fail "web.enabled needs web.oidc.clientId: the app's client id at your OpenID provider, registered with the redirect URI <app URL>/auth/callback" }}
+{{- end }}
+{{- if not (include "task-workspace.appUrl" .) }}
+{{- fail "web.enabled needs its public URL: set web.appUrl (e.g. https://app.example.com), or web.ingress.enabled and web.ingress.hostname (the app URL is then https://<hostname>)" }}
+{{- end }}
+{{- if lt (int $web.session.absoluteTimeoutSeconds) (int $web.session.idleTimeoutSeconds) }}
+{{- fail "web.session.absoluteTimeoutSeconds must not be shorter than web.session.idleTimeoutSeconds" }}
+{{- end }}
+{{- if and $web.ingress.enabled (not $web.ingress.hostname) }}
+{{- fail "web.ingress.enabled needs web.ingress.hostname (the app's own host)" }}
+{{- end }}
+{{- if and $web.ingress.enabled .Values.ingress.enabled (eq $web.ingress.hostname .Values.ingress.hostname) }}
+{{- fail "web.ingress.hostname must differ from ingress.hostname: the app and the API are served on different hosts" }}
+{{- end }}
 {{- end }}
 {{- end }}
