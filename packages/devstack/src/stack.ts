@@ -34,6 +34,8 @@ export async function startStack(options: {
   extraEnv?: NodeJS.ProcessEnv;
   replicas?: number;
   gatewayPort?: number;
+  /** The app's (services/web) port; default a free one. */
+  webPort?: number;
   /** Restart crashed services (`npm start`). */
   restart?: RestartPolicy;
   /** KRaft nodes of the Kafka cluster started for the stack (default 1). */
@@ -45,7 +47,7 @@ export async function startStack(options: {
   const devJwt = ensureDevJwtKeys();
   // The app (services/web) signs in through the provider: its redirect URI must be registered
   // before the provider starts, so its port is chosen first.
-  const webPort = await freePort();
+  const webPort = options.webPort ?? (await freePort());
   const appUrl = `http://127.0.0.1:${webPort}`;
   const idpOptions = {
     ...options.idp,

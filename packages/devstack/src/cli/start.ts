@@ -46,9 +46,15 @@ async function main(): Promise<void> {
   if (idpPort !== undefined && !(Number.isInteger(idpPort) && idpPort > 0 && idpPort < 65_536)) {
     throw new DevstackError(`IDP_PORT must be a port number (1-65535), got ${JSON.stringify(process.env.IDP_PORT)}`);
   }
+  // The app's port: WEB_PORT, else 8090 (its sign-in callback is registered with the provider).
+  const webPort = Number(process.env.WEB_PORT ?? 8090);
+  if (!(Number.isInteger(webPort) && webPort > 0 && webPort < 65_536)) {
+    throw new DevstackError(`WEB_PORT must be a port number (1-65535), got ${JSON.stringify(process.env.WEB_PORT)}`);
+  }
   const stack = await startStack({
     label: 'start',
     gatewayPort,
+    webPort,
     restart: { ...defaultRestartPolicy, log: progress },
     ...(idpPort ? { idp: { port: idpPort } } : {}),
   });
