@@ -64,7 +64,7 @@ describe('API keys in the workspace settings', () => {
     ownersKeyId = (await listedIds(page))[0]!;
     await screenshot(page, 'web-api-keys-owner');
 
-    await page.getByLabel('Name').fill('Browser <deploy> key');
+    await page.getByLabel('Name', { exact: true }).fill('Browser <deploy> key');
     await page.getByRole('button', { name: 'Create key' }).click();
     await page.waitForURL(`${webUrl}${keysPath()}`);
     const input = page.locator('#new-key');
@@ -104,7 +104,7 @@ describe('API keys in the workspace settings', () => {
 
   it('a member sees only their own keys and cannot revoke the owner’s (a forged post is refused)', async () => {
     const { page, close } = await signedIn('member', keysPath());
-    await page.getByLabel('Name').fill('Member key');
+    await page.getByLabel('Name', { exact: true }).fill('Member key');
     await page.getByRole('button', { name: 'Create key' }).click();
     const key = await page.locator('#new-key').inputValue();
     await page.goto(`${webUrl}${keysPath()}`);

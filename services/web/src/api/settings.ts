@@ -13,8 +13,9 @@ import { viewerOf } from './viewer.js';
 const workspaceParams = z.object({ urlId: z.string().max(100) });
 const keyParams = z.object({ urlId: z.string().max(100), id: z.string().max(100) });
 const listQuery = z.object({ notice: z.enum(['revoked']).optional() });
-// Longer than the limit is accepted here and refused with a sentence below (the form's maxlength stops it first).
-const createBody = z.object({ _csrf: z.string().max(200).optional(), name: z.string().max(4 * maxKeyNameLength).default('') });
+// A name over the limit is refused below with a sentence at the field (the form's maxlength stops it
+// first); BODY_LIMIT_BYTES bounds it here.
+const createBody = z.object({ _csrf: z.string().max(200).optional(), name: z.string().default('') });
 const revokeBody = z.object({ _csrf: z.string().max(200).optional() });
 
 const settingsRefusal = (): UserFacingError =>
