@@ -109,8 +109,8 @@ describe('SettingsService API keys', () => {
   });
 
   it('a guest can do none of it (PERMISSION_DENIED), and gets no data', async () => {
-    for (const call of [list(guest), create(guest, 'Guest key'), revoke(guest, defaultKeyId)]) {
-      const refused = await failure(call);
+    for (const call of [() => list(guest), () => create(guest, 'Guest key'), () => revoke(guest, defaultKeyId)]) {
+      const refused = await failure(call());
       expect(refused).toMatchObject({ code: grpc.status.PERMISSION_DENIED });
       expect(refused!.details).toMatch(/guests cannot create or manage API keys/);
     }
@@ -122,8 +122,8 @@ describe('SettingsService API keys', () => {
   it('someone of another workspace, or a workspace that does not exist, is NOT_FOUND', async () => {
     const outsider = await callUnary(admin, admin.CreateWorkspace, { name: `Outside ${unique}`, plan: 'PLAN_FREE', ownerName: 'Out', ownerEmail: `out-${unique}@example.com` });
     const stranger = { workspaceId, userId: outsider.owner!.userId };
-    for (const call of [list(stranger), create(stranger, 'x'), revoke(stranger, defaultKeyId)]) {
-      expect(await failure(call)).toMatchObject({ code: grpc.status.NOT_FOUND });
+    for (const call of [() => list(stranger), () => create(stranger, 'x'), () => revoke(stranger, defaultKeyId)]) {
+      expect(await failure(call())).toMatchObject({ code: grpc.status.NOT_FOUND });
     }
     // A key id of another workspace, revoked from this one, is not found either.
     expect(await failure(revoke(owner, outsider.apiKey!.id))).toMatchObject({ code: grpc.status.NOT_FOUND });

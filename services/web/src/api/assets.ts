@@ -51,7 +51,8 @@ table{border-collapse:collapse;width:100%}
 th,td{text-align:left;padding:.5rem .5rem;border-bottom:1px solid #d0d7de;vertical-align:top;overflow-wrap:anywhere}
 thead th{font-size:.9rem;color:#4b5563}
 tbody th{font-weight:600}
-button.danger{background:#fff;color:#b91c1c;border:1px solid #b91c1c;border-radius:6px;padding:.35rem .8rem;font:inherit;cursor:pointer}
+button.danger{background:#fff;color:#b91c1c;border:1px solid #b91c1c;border-radius:6px;padding:.35rem .8rem;font:inherit;cursor:pointer;white-space:nowrap}
+td code{white-space:nowrap;overflow-wrap:normal}
 button.danger:hover{background:#fef2f2}
 @media (max-width:40rem){thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}table,tbody,tr,th,td{display:block}tr{padding:.5rem 0;border-bottom:1px solid #d0d7de}th,td{border:0;padding:.15rem 0}td[data-label]::before{content:attr(data-label) ": ";color:#4b5563}}
 `;

@@ -22,7 +22,7 @@ const settingsRefusal = (): UserFacingError =>
   new UserFacingError(
     403,
     'Guests cannot change settings',
-    'Guests cannot see or change workspace settings, API keys included. Ask an owner of this workspace if you need a key or a change.',
+    'Guests cannot see or change workspace settings. Ask an owner of this workspace if you need an API key or a change.',
   );
 
 /**
