@@ -55,10 +55,11 @@ describe('sign-in through the local identity provider', () => {
     const [cookie] = (await context.cookies(webUrl)).filter((candidate) => candidate.name === 'tws_session');
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/' });
 
-    // The switcher: a workspace's settings (placeholder in this slice).
+    // The switcher: a workspace's settings (owners and members; a guest is refused).
     await page.getByRole('link', { name: new RegExp(workspaceName) }).first().click();
     await page.waitForURL(/\/settings$/);
-    expect(await page.getByText('Workspace settings are coming soon').isVisible()).toBe(true);
+    if (role === 'guest') expect(await page.getByText('Guests cannot see or change workspace settings').isVisible()).toBe(true);
+    else expect(await page.getByRole('link', { name: 'API keys' }).isVisible()).toBe(true);
     await screenshot(page, `web-settings-${role}`);
 
     await page.getByRole('button', { name: 'Sign out' }).click();

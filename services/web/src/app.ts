@@ -55,7 +55,12 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   await app.register(rateLimitPlugin, { perMinute: config.SIGN_IN_RATE_LIMIT_PER_MINUTE });
   await app.register(csrfPlugin, { appUrl: config.APP_URL, keys });
   await app.register(sessionPlugin, { config, pool, keys });
-  await app.register(backendsPlugin, { target: config.TASKS_GRPC_TARGET, deadlineMs: config.GRPC_DEADLINE_MS, metrics: metrics.grpcClient });
+  await app.register(backendsPlugin, {
+    target: config.TASKS_GRPC_TARGET,
+    deadlineMs: config.GRPC_DEADLINE_MS,
+    revokeDeadlineMs: config.REVOKE_DEADLINE_MS,
+    metrics: metrics.grpcClient,
+  });
   await app.register(signInPlugin, { config, keys, logger, outcomes: metrics.signIns });
   await app.register(api, { appUrl: config.APP_URL });
 

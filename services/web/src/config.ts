@@ -75,6 +75,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
       DATABASE_POOL_SIZE: env.count(10),
       TASKS_GRPC_TARGET: env.grpcTarget('127.0.0.1:50051'),
       GRPC_DEADLINE_MS: env.durationMs(5_000),
+      /**
+       * Bound of revoking an API key: the tasks service answers once every gateway replica dropped
+       * the key (at most its confirmation wait, 6 s by default), so this is longer than GRPC_DEADLINE_MS.
+       */
+      REVOKE_DEADLINE_MS: env.durationMs(20_000),
     },
     source,
   );

@@ -3,6 +3,7 @@ import { invalid, unary } from '@tws/common';
 import type { DescriptionChange__Output } from '@tws/proto-types/generated/tasks/v1/DescriptionChange';
 import type { Actor__Output } from '@tws/proto-types/generated/tasks/v1/Actor';
 import type { TasksServiceHandlers } from '@tws/proto-types/generated/tasks/v1/TasksService';
+import { ApiKeyUsage } from '../domain/api-key-usage.js';
 import type { DescriptionInput } from '../domain/description.js';
 import * as projects from '../domain/projects.js';
 import * as tasks from '../domain/tasks.js';
@@ -42,8 +43,9 @@ function actorInput(actor: Actor__Output | null): tasks.Actor | undefined {
 /** tasks.v1.TasksService: thin mapping between the proto messages and the domain operations. */
 export function tasksServiceHandlers({ pool, logger, metrics }: HandlerDeps): TasksServiceHandlers {
   const options = { service: 'tasks.v1.TasksService', logger, metrics };
+  const usage = new ApiKeyUsage(pool, logger);
   return {
-    AuthenticateApiKey: unary('AuthenticateApiKey', async (request) => workspaces.authenticateApiKey(pool, request.key), options),
+    AuthenticateApiKey: unary('AuthenticateApiKey', async (request) => workspaces.authenticateApiKey(pool, request.key, usage), options),
     GetMembership: unary(
       'GetMembership',
       async (request) => ({ member: memberMessage(await workspaces.getMembership(pool, request.workspaceId, request.userId)) }),

@@ -20,3 +20,13 @@ export function looksLikeApiKey(key: string): boolean {
 export function hashApiKey(key: string): Buffer {
   return createHash('sha256').update(key, 'utf8').digest();
 }
+
+/** How many characters of a key the settings show to recognise it ("tws_" and 4 random ones). */
+export const displayPrefixLength = 8;
+
+export function displayPrefix(key: string): string {
+  return key.slice(0, displayPrefixLength);
+}
+
+/** Live keys one member may hold in a workspace (and so the most a settings list can have per member). */
+export const maxLiveKeysPerMember = 100;

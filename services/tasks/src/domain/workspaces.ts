@@ -1,6 +1,6 @@
 import { DomainError, forbidden, inTransaction, invalid, notFound, type Pool, type Queryable } from '@tws/common';
 import { z } from 'zod';
-import { findApiKeyByHash, insertApiKey, revokeApiKey as revokeApiKeyRow } from '../store/api-keys.js';
+import { countLiveApiKeys, findApiKeyByHash, insertApiKey, lockApiKeyOwner, revokeApiKey as revokeApiKeyRow } from '../store/api-keys.js';
 import {
   getMember,
   getWorkspace as getWorkspaceRow,
@@ -12,9 +12,10 @@ import {
   listStatuses as listStatusRows,
   upsertUser,
 } from '../store/workspaces.js';
-import { generateApiKey, hashApiKey, looksLikeApiKey } from './api-keys.js';
+import type { ApiKeyUsage } from './api-key-usage.js';
+import { displayPrefix, generateApiKey, hashApiKey, looksLikeApiKey, maxLiveKeysPerMember } from './api-keys.js';
 import { deriveTaskPrefix, newUrlId } from './identifiers.js';
-import type { Revocations } from './revocation-publisher.js';
+import type { Confirmation, Revocations } from './revocation-publisher.js';
 import { apiKeyRevoked } from './revocations.js';
 import { defaultStatuses, type IssuedApiKey, type Member, type Membership, type Plan, type Role, type Status, type Workspace } from './model.js';
 import { pathId, requiredText } from './validation.js';
@@ -67,18 +68,22 @@ export interface Authenticated {
   userId: string;
 }
 
-/** Resolves an API key by its hash; UNAUTHENTICATED for anything but a live key. */
-export async function authenticateApiKey(pool: Queryable, key: string): Promise<Authenticated> {
+/**
+ * Resolves an API key by its hash; UNAUTHENTICATED for anything but a live key. A found key's use
+ * is handed to `usage` (not awaited: "last used at" is never on the request's path).
+ */
+export async function authenticateApiKey(pool: Queryable, key: string, usage?: ApiKeyUsage): Promise<Authenticated> {
   const rejected = new DomainError('unauthenticated', 'invalid API key');
   if (!looksLikeApiKey(key)) throw rejected;
   const found = await findApiKeyByHash(pool, hashApiKey(key));
   if (!found) throw rejected;
+  usage?.record(found.apiKeyId);
   return { workspaceId: found.workspaceId, apiKeyId: found.apiKeyId, apiKeyName: found.name, userId: found.userId };
 }
 
 async function issueKey(db: Queryable, workspaceId: string, userId: string, name: string): Promise<IssuedApiKey> {
   const key = generateApiKey();
-  const id = await insertApiKey(db, { workspaceId, userId, name, keyHash: hashApiKey(key) });
+  const id = await insertApiKey(db, { workspaceId, userId, name, keyHash: hashApiKey(key), prefix: displayPrefix(key) });
   return { id, name, key };
 }
 
@@ -127,7 +132,11 @@ export async function addMember(
   });
 }
 
-/** A new API key for a member; guests cannot have keys. */
+/**
+ * A new API key for a member; guests cannot have keys, and a member holds at most
+ * `maxLiveKeysPerMember` live ones. The one path of the admin CLI (AdminService) and of the
+ * workspace settings (SettingsService, where `userId` is the acting person).
+ */
 export async function createApiKey(
   pool: Pool,
   input: { workspaceId: string; userId: string; name: string },
@@ -139,6 +148,9 @@ export async function createApiKey(
     const member = await getMember(db, workspaceId, pathId(input.userId, 'member'));
     if (!member) throw notFound('user is not a member of this workspace');
     if (member.role === 'guest') throw forbidden('guests cannot create API keys');
+    if ((await countLiveApiKeys(db, workspaceId, member.userId)) >= maxLiveKeysPerMember) {
+      throw new DomainError('failed_precondition', `a member can hold at most ${maxLiveKeysPerMember} live API keys; revoke one first`);
+    }
     return issueKey(db, workspaceId, member.userId, name);
   });
 }
@@ -146,11 +158,29 @@ export async function createApiKey(
 /**
  * Revokes a key (idempotently) and announces it in the same transaction; resolves once the gateways
  * applied it (or the bounded wait ran out: the key is revoked in the database either way).
+ * Without `actingUserId` it is the operator's (admin CLI) revocation of any key; with it, the rule of
+ * the workspace settings is checked in the same transaction: owners revoke any key, members the keys
+ * they created, guests none; someone who is not a member is told the key does not exist.
  */
-export async function revokeApiKey(pool: Pool, revocations: Revocations, workspaceId: string, id: string): Promise<void> {
+export async function revokeApiKey(
+  pool: Pool,
+  revocations: Revocations,
+  workspaceId: string,
+  id: string,
+  actingUserId?: string,
+): Promise<Confirmation> {
   const workspace = pathId(workspaceId, 'API key');
   const key = pathId(id, 'API key');
-  await revocations.publish(pool, apiKeyRevoked(workspace, key), async (db) => {
+  const acting = actingUserId === undefined ? undefined : pathId(actingUserId, 'member');
+  return revocations.publish(pool, apiKeyRevoked(workspace, key), async (db) => {
+    if (acting !== undefined) {
+      const member = await getMember(db, workspace, acting);
+      if (!member) throw notFound('user is not a member of this workspace');
+      if (member.role === 'guest') throw forbidden('guests cannot create or manage API keys');
+      const createdBy = await lockApiKeyOwner(db, workspace, key);
+      if (createdBy === null) throw notFound('API key not found');
+      if (member.role !== 'owner' && createdBy !== member.userId) throw forbidden('members can revoke only the API keys they created');
+    }
     if (!(await revokeApiKeyRow(db, workspace, key))) throw notFound('API key not found');
   });
 }

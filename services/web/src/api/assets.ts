@@ -39,11 +39,57 @@ form.inline{display:inline}
 .switcher ul{position:absolute;right:0;z-index:5;min-width:14rem;max-width:90vw;margin:.25rem 0 0;padding:.5rem;list-style:none;background:#fff;border:1px solid #d0d7de;border-radius:6px}
 .switcher li{padding:.25rem}
 .switcher a[aria-current]{font-weight:700}
+.crumbs{margin:0 0 .5rem;color:#4b5563}
+.sections{list-style:none;padding:0;margin:0}
+.stack label{display:block;font-weight:600}
+input[type=text]{display:block;width:100%;max-width:30rem;padding:.5rem .6rem;font:inherit;border:1px solid #6b7280;border-radius:6px;background:#fff;color:#1b1f24}
+input.key{max-width:100%;margin:.25rem 0 .5rem}
+input[aria-invalid=true]{border-color:#b91c1c}
+.error{color:#b91c1c;font-weight:600;margin:.25rem 0}
+.table-wrap{overflow-x:auto}
+table{border-collapse:collapse;width:100%}
+th,td{text-align:left;padding:.5rem .5rem;border-bottom:1px solid #d0d7de;vertical-align:top;overflow-wrap:anywhere}
+thead th{font-size:.9rem;color:#4b5563}
+tbody th{font-weight:600}
+button.danger{background:#fff;color:#b91c1c;border:1px solid #b91c1c;border-radius:6px;padding:.35rem .8rem;font:inherit;cursor:pointer;white-space:nowrap}
+td code{white-space:nowrap;overflow-wrap:normal}
+button.danger:hover{background:#fef2f2}
+@media (max-width:40rem){thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}table,tbody,tr,th,td{display:block}tr{padding:.5rem 0;border-bottom:1px solid #d0d7de}th,td{border:0;padding:.15rem 0}td[data-label]::before{content:attr(data-label) ": ";color:#4b5563}}
 `;
 
-/** GET /assets/app.css, cached for an hour. */
+/**
+ * The app's only script, on the page that shows a new API key once: the "Copy key" button (hidden
+ * without JavaScript, where the key is selected by hand in its readonly input) copies it with
+ * navigator.clipboard. That page alone allows `script-src 'self'`; every other page has none.
+ */
+const copyKeyScript = `"use strict";
+document.querySelectorAll("button[data-copy-target]").forEach(function (button) {
+  var input = document.getElementById(button.getAttribute("data-copy-target"));
+  var status = document.getElementById("copy-status");
+  if (!input) return;
+  input.addEventListener("focus", function () { input.select(); });
+  button.hidden = false;
+  button.addEventListener("click", function () {
+    input.focus();
+    input.select();
+    var done = function (text) { if (status) status.textContent = text; };
+    if (navigator.clipboard && navigator.clipboard.writeText) {
+      navigator.clipboard.writeText(input.value).then(
+        function () { done("Copied. Paste it where your program keeps its secrets."); },
+        function () { done("Copying was not allowed: the key is selected, press Ctrl+C (or \u2318C) to copy it."); });
+    } else {
+      done("The key is selected: press Ctrl+C (or \u2318C) to copy it.");
+    }
+  });
+});
+`;
+
+/** GET /assets/app.css and /assets/copy-key.js, cached for an hour. */
 export async function assetRoutes(app: FastifyInstance): Promise<void> {
   app.get('/assets/app.css', { config: { session: false } }, async (_request, reply) =>
     reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(stylesheet),
+  );
+  app.get('/assets/copy-key.js', { config: { session: false } }, async (_request, reply) =>
+    reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=3600').send(copyKeyScript),
   );
 }

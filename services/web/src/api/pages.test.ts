@@ -69,10 +69,10 @@ describe('pages', () => {
     expect(response.body).toContain(`<span class="who">${email}</span>`);
   });
 
-  it('a workspace’s settings page is a placeholder with the switcher; not a member is the same 404 as nothing at all', async () => {
+  it('a workspace’s settings index links to its API keys, with the switcher; not a member is the same 404 as nothing at all', async () => {
     const settings = await get(`/${hostile.urlId}/settings`, person.cookie);
     expect(settings.statusCode).toBe(200);
-    expect(settings.body).toContain('Workspace settings are coming soon');
+    expect(settings.body).toContain(`<a href="/${hostile.urlId}/settings/api-keys">API keys</a>`);
     expect(settings.body).toContain(`<a href="/${hostile.urlId}/settings" aria-current="page">`);
     expect(settings.body).not.toContain('<script>alert');
     const notMine = await get(`/${other.urlId}/settings`, person.cookie);
@@ -105,7 +105,7 @@ describe('pages', () => {
   });
 
   it('pages take well under 100 ms of server time', async () => {
-    const urls = ['/', '/workspaces', `/${hostile.urlId}/settings`];
+    const urls = ['/', '/workspaces', `/${hostile.urlId}/settings`, `/${hostile.urlId}/settings/api-keys`];
     for (const url of urls) await get(url, person.cookie); // warm-up
     const timings: Record<string, number[]> = {};
     for (let round = 0; round < 20; round++) {

@@ -1,19 +1,33 @@
 import * as grpc from '@grpc/grpc-js';
 import { grpcClientOptions, unaryApi, type GrpcClientMetrics, type UnaryApi } from '@tws/common';
 import { loadTasksProto } from '@tws/proto-types';
+import type { SettingsServiceClient } from '@tws/proto-types/generated/tasks/v1/SettingsService';
 import type { TasksServiceClient } from '@tws/proto-types/generated/tasks/v1/TasksService';
 
 /** The unary RPCs the web service calls on tasks.v1.TasksService. */
 const tasksRpcs = ['ListMembershipsByEmail'] as const;
+/** …and on tasks.v1.SettingsService (the workspace settings of the signed-in person). */
+const settingsRpcs = ['ListApiKeys', 'CreateApiKey', 'RevokeApiKey'] as const;
 
 export type TasksApi = UnaryApi<TasksServiceClient, (typeof tasksRpcs)[number]>;
+export type SettingsApi = UnaryApi<SettingsServiceClient, (typeof settingsRpcs)[number]>;
 
-/** One channel to the tasks service (lazily connected by grpc-js), with the shared client options and metrics. */
-export function connectTasks(target: string, deadlineMs: number, metrics: GrpcClientMetrics): { api: TasksApi; close(): void } {
-  const client = new (loadTasksProto().tasks.v1.TasksService)(
-    target,
-    grpc.credentials.createInsecure(),
-    grpcClientOptions('tasks.v1.TasksService', metrics),
-  );
-  return { api: unaryApi(client, tasksRpcs, deadlineMs), close: () => client.close() };
+/** Clients of the tasks service's two services the app calls (lazily connected by grpc-js), with the shared client options and metrics. */
+export function connectTasks(
+  target: string,
+  deadlineMs: number,
+  metrics: GrpcClientMetrics,
+): { api: TasksApi; settings: SettingsApi; close(): void } {
+  const proto = loadTasksProto().tasks.v1;
+  const credentials = grpc.credentials.createInsecure();
+  const tasks = new proto.TasksService(target, credentials, grpcClientOptions('tasks.v1.TasksService', metrics));
+  const settings = new proto.SettingsService(target, credentials, grpcClientOptions('tasks.v1.SettingsService', metrics));
+  return {
+    api: unaryApi(tasks, tasksRpcs, deadlineMs),
+    settings: unaryApi(settings, settingsRpcs, deadlineMs),
+    close: () => {
+      tasks.close();
+      settings.close();
+    },
+  };
 }

@@ -27,8 +27,8 @@ function switcher(viewer: Viewer): SafeHtml {
     </details>`;
 }
 
-/** Every page: one stylesheet, no script, a skip link, the header (workspace switcher, sign-out). */
-export function layout(options: { title: string; viewer?: Viewer | undefined; body: SafeHtml }): SafeHtml {
+/** Every page: one stylesheet, no script (but the one page that names a same-origin `script`), a skip link, the header (workspace switcher, sign-out). */
+export function layout(options: { title: string; viewer?: Viewer | undefined; body: SafeHtml; script?: string }): SafeHtml {
   const { viewer } = options;
   return html`<!doctype html>
 <html lang="en">
@@ -37,7 +37,7 @@ export function layout(options: { title: string; viewer?: Viewer | undefined; bo
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${options.title} · Task Workspace</title>
 <link rel="stylesheet" href="/assets/app.css">
-</head>
+${options.script ? html`<script src="${options.script}" defer></script>\n` : ''}</head>
 <body>
 <a class="skip" href="#main">Skip to content</a>
 <header class="top">

@@ -43,20 +43,6 @@ export function workspacesPage(viewer: Viewer): SafeHtml {
   });
 }
 
-/** Placeholder of a workspace's settings (this slice of #16 has only sign-in). */
-export function settingsPage(viewer: Viewer, workspace: WorkspaceMembership): SafeHtml {
-  return layout({
-    title: `${workspace.name} settings`,
-    viewer: { ...viewer, current: workspace.urlId },
-    body: html`<h1>${workspace.name} <span class="sub">settings</span></h1>
-<section class="card">
-  <p>Workspace settings are coming soon: API keys, webhooks, labels and members will be managed here.</p>
-  <p>Until then, an operator manages them with the admin CLI (<code>tws-admin</code>).</p>
-  <p><a href="/workspaces">Back to your workspaces</a></p>
-</section>`,
-  });
-}
-
 /** Every error and the 404: a title and a sentence that says what to do. */
 export function errorPage(options: { title: string; message: string; viewer?: Viewer | undefined; signInAgain?: boolean }): SafeHtml {
   return layout({
