@@ -172,11 +172,7 @@ describe('API keys in the workspace settings', () => {
   });
 });
 
-/**
- * The owner signs in once for the whole file: the app allows SIGN_IN_RATE_LIMIT_PER_MINUTE (20 in
- * the stack) sign-in requests per client IP per minute across /auth/sign-in and /auth/callback, and
- * every browser test of the run signs in from 127.0.0.1.
- */
+/** The owner signs in once for the whole file, and the later tests reuse that session. */
 let owner: { page: Page; close(): Promise<void> } | undefined;
 async function ownerSession() {
   owner ??= await signedIn('owner', `/${urlId}/settings`);

@@ -8,6 +8,9 @@ export const testServiceEnv: NodeJS.ProcessEnv = {
   WEBHOOK_SECRET_ENCRYPTION_KEY: Buffer.from('webhooks-test-key-0123456789abcd').toString('base64'),
   WEBHOOK_RETRY_DELAYS: '2s,2s,2s,2s',
   WEBHOOK_ALLOWED_CIDRS: '127.0.10.1/32',
+  // The app: every browser test signs in from 127.0.0.1; the sign-in limit itself is tested on an
+  // app of its own (services/web/src/api/auth.test.ts, 3 a minute).
+  SIGN_IN_RATE_LIMIT_PER_MINUTE: '600',
 };
 
 /**

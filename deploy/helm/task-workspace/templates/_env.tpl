@@ -187,6 +187,8 @@ Called with (dict "root" $ "component" "<name>"); also used by the migration Job
   value: {{ include "task-workspace.grpcTarget" (dict "root" . "component" "tasks") | quote }}
 - name: GRPC_DEADLINE_MS
   value: {{ $web.grpcDeadlineMs | int64 | quote }}
+- name: REVOKE_DEADLINE_MS
+  value: {{ $web.revokeDeadlineMs | int64 | quote }}
 {{- end }}
 
 {{- define "task-workspace.env.kafka" -}}
