@@ -22,7 +22,7 @@ export interface GrpcClientMetrics {
   handling: Histogram<'grpc_service' | 'grpc_method' | 'grpc_code'>;
 }
 
-const grpcBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const latencyBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 export function grpcServerMetrics(registry: Registry): GrpcServerMetrics {
   return {
@@ -36,7 +36,7 @@ export function grpcServerMetrics(registry: Registry): GrpcServerMetrics {
       name: 'grpc_server_handling_seconds',
       help: 'Time to handle an RPC on the server, by method and status code.',
       labelNames: ['grpc_service', 'grpc_method', 'grpc_code'],
-      buckets: grpcBuckets,
+      buckets: latencyBuckets,
       registers: [registry],
     }),
   };
@@ -48,8 +48,19 @@ export function grpcClientMetrics(registry: Registry): GrpcClientMetrics {
       name: 'grpc_client_handling_seconds',
       help: 'Time from sending an RPC to receiving its status, by method and status code.',
       labelNames: ['grpc_service', 'grpc_method', 'grpc_code'],
-      buckets: grpcBuckets,
+      buckets: latencyBuckets,
       registers: [registry],
     }),
   };
+}
+
+/** `http_request_duration_seconds` {method, route (the template), status_code}: the RED histogram of an HTTP edge. */
+export function httpRequestDurationMetric(registry: Registry): Histogram<'method' | 'route' | 'status_code'> {
+  return new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request duration by method, route template and status code.',
+    labelNames: ['method', 'route', 'status_code'],
+    buckets: latencyBuckets,
+    registers: [registry],
+  });
 }
