@@ -27,26 +27,10 @@ if [ -n "${CHROMIUM_PATH:-}" ]; then
   exit 1
 fi
 
-if ! command -v apt-get >/dev/null 2>&1; then
-  say "chromium is missing and this machine has no apt-get: install Chromium and set CHROMIUM_PATH to its binary"
-  exit 1
-fi
-
-sudo_cmd=()
-if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then sudo_cmd=(sudo); else
-    say "chromium is missing and installing it needs root (apt-get install chromium)"
-    exit 1
-  fi
-fi
-
-export DEBIAN_FRONTEND=noninteractive
-if ! apt-cache show chromium >/dev/null 2>&1; then
-  say "apt-get update (the package lists do not know chromium yet)"
-  "${sudo_cmd[@]}" apt-get update -qq
-fi
-say "apt-get install chromium (Debian's package; about 100 MB, once per machine)"
-"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends chromium >/dev/null
+# shellcheck source=scripts/ci/apt.sh
+source "$(dirname "$0")/apt.sh"
+say "installing Debian's chromium package (about 100 MB, once per machine)"
+apt_install chromium "install Chromium and set CHROMIUM_PATH to its binary"
 if ! find_chromium >/dev/null; then
   say "apt-get installed chromium but no chromium binary is on PATH"
   exit 1

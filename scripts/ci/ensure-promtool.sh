@@ -12,24 +12,10 @@ if command -v promtool >/dev/null 2>&1; then
   exit 0
 fi
 
-if ! command -v apt-get >/dev/null 2>&1; then
-  say "promtool is missing and this machine has no apt-get: install Prometheus' promtool (2.42 or later) and put it on PATH"
-  exit 1
-fi
-
-sudo_cmd=()
-if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then sudo_cmd=(sudo); else
-    say "promtool is missing and installing it needs root (apt-get install prometheus)"
-    exit 1
-  fi
-fi
-
-export DEBIAN_FRONTEND=noninteractive
-say "installing Debian's prometheus package (for promtool): apt-get update"
-"${sudo_cmd[@]}" apt-get update -qq
-say "apt-get install prometheus (only its promtool is used; no daemon is started here)"
-"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+# shellcheck source=scripts/ci/apt.sh
+source "$(dirname "$0")/apt.sh"
+say "installing Debian's prometheus package for its promtool (no daemon is started here)"
+apt_install prometheus "install Prometheus' promtool (2.42 or later) and put it on PATH"
 if ! command -v promtool >/dev/null 2>&1; then
   say "apt-get installed prometheus but promtool is still not on PATH"
   exit 1
