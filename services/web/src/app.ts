@@ -57,6 +57,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   await app.register(sessionPlugin, { config, pool, keys });
   await app.register(backendsPlugin, {
     target: config.TASKS_GRPC_TARGET,
+    webhooksTarget: config.WEBHOOKS_GRPC_TARGET,
     deadlineMs: config.GRPC_DEADLINE_MS,
     revokeDeadlineMs: config.REVOKE_DEADLINE_MS,
     metrics: metrics.grpcClient,

@@ -74,6 +74,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
       DATABASE_URL: env.url(),
       DATABASE_POOL_SIZE: env.count(10),
       TASKS_GRPC_TARGET: env.grpcTarget('127.0.0.1:50051'),
+      /** The webhooks service (the webhooks settings); not a readiness dependency: only those pages need it. */
+      WEBHOOKS_GRPC_TARGET: env.grpcTarget('127.0.0.1:50053'),
       GRPC_DEADLINE_MS: env.durationMs(5_000),
       /**
        * Bound of revoking an API key: the tasks service answers once every gateway replica dropped

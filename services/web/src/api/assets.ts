@@ -54,6 +54,25 @@ tbody th{font-weight:600}
 button.danger{background:#fff;color:#b91c1c;border:1px solid #b91c1c;border-radius:6px;padding:.35rem .8rem;font:inherit;cursor:pointer;white-space:nowrap}
 td code{white-space:nowrap;overflow-wrap:normal}
 button.danger:hover{background:#fef2f2}
+input[type=url],input[type=password]{display:block;width:100%;max-width:30rem;padding:.5rem .6rem;font:inherit;border:1px solid #6b7280;border-radius:6px;background:#fff;color:#1b1f24}
+fieldset{border:1px solid #d0d7de;border-radius:6px;margin:.75rem 0 0;padding:.5rem .75rem;max-width:30rem}
+legend{font-weight:600;padding:0 .25rem}
+.stack label.check{font-weight:400;display:flex;gap:.5rem;align-items:center;padding:.15rem 0}
+input[type=checkbox]{width:1.1rem;height:1.1rem;margin:0}
+.url{overflow-wrap:anywhere;word-break:break-all}
+.deliveries{list-style:none;padding:0;margin:0}
+.delivery h3{font-size:1.05rem;margin:0 0 .5rem;display:flex;flex-wrap:wrap;gap:.5rem;align-items:baseline}
+.facts{display:flex;flex-wrap:wrap;gap:.25rem 1.5rem;margin:0 0 .5rem}
+.facts dt{color:#4b5563;font-size:.9rem}
+.facts dd{margin:0;overflow-wrap:anywhere}
+.facts code{white-space:normal;overflow-wrap:anywhere}
+.state{font-size:.9rem;font-weight:600;border-radius:999px;padding:0 .6rem;border:1px solid currentColor}
+.state-succeeded,.outcome-succeeded{color:#065f46}
+.state-failed,.state-cancelled,.outcome-failed,.outcome-blocked{color:#b91c1c}
+.state-pending{color:#92400e}
+button.secondary{background:#fff;color:#1d4ed8;border:1px solid #1d4ed8;border-radius:6px;padding:.35rem .8rem;font:inherit;cursor:pointer;margin-top:.5rem}
+button.secondary:hover{background:#eff6ff}
+.pager{display:flex;gap:1rem;justify-content:space-between;margin:1rem 0}
 @media (max-width:40rem){thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}table,tbody,tr,th,td{display:block}tr{padding:.5rem 0;border-bottom:1px solid #d0d7de}th,td{border:0;padding:.15rem 0}td[data-label]::before{content:attr(data-label) ": ";color:#4b5563}}
 `;
 
