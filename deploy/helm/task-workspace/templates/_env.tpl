@@ -185,6 +185,8 @@ Called with (dict "root" $ "component" "<name>"); also used by the migration Job
   value: {{ $web.signInRateLimitPerMinute | int64 | quote }}
 - name: TASKS_GRPC_TARGET
   value: {{ include "task-workspace.grpcTarget" (dict "root" . "component" "tasks") | quote }}
+- name: WEBHOOKS_GRPC_TARGET
+  value: {{ include "task-workspace.grpcTarget" (dict "root" . "component" "webhooks") | quote }}
 - name: GRPC_DEADLINE_MS
   value: {{ $web.grpcDeadlineMs | int64 | quote }}
 - name: REVOKE_DEADLINE_MS

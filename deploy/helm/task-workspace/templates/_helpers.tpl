@@ -24,7 +24,7 @@ in _env.tpl.
 */}}
 {{- define "task-workspace.componentTable" -}}
 - {name: gateway, edge: true}
-- {name: web, edge: true, ops: true, database: true, migrations: true, calls: [tasks]}
+- {name: web, edge: true, ops: true, database: true, migrations: true, calls: [tasks, webhooks]}
 - {name: tasks, backend: true, ops: true, database: true, kafka: true, migrations: true}
 - {name: attachments, backend: true, ops: true, database: true, migrations: true, calls: [tasks]}
 - {name: webhooks, backend: true, ops: true, database: true, kafka: true, migrations: true}
