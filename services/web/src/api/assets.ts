@@ -73,6 +73,8 @@ input[type=checkbox]{width:1.1rem;height:1.1rem;margin:0}
 button.secondary{background:#fff;color:#1d4ed8;border:1px solid #1d4ed8;border-radius:6px;padding:.35rem .8rem;font:inherit;cursor:pointer;margin-top:.5rem}
 button.secondary:hover{background:#eff6ff}
 .pager{display:flex;gap:1rem;justify-content:space-between;margin:1rem 0}
+.webhook-form input:not([type=hidden])+label{margin-top:.75rem}
+@media (max-width:40rem){.attempts th[data-label]::before{content:attr(data-label) " ";font-weight:400;color:#4b5563}}
 @media (max-width:40rem){thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}table,tbody,tr,th,td{display:block}tr{padding:.5rem 0;border-bottom:1px solid #d0d7de}th,td{border:0;padding:.15rem 0}td[data-label]::before{content:attr(data-label) ": ";color:#4b5563}}
 `;
 

@@ -46,7 +46,7 @@ function addForm(viewer: Viewer, workspace: WorkspaceMembership, form?: { draft:
   const events = fieldState('events', undefined, form?.error, false);
   return html`<section class="card" aria-labelledby="add-title">
   <h2 id="add-title">Add a webhook</h2>
-  <form method="post" action="${webhooksPath(workspace)}" class="stack">
+  <form method="post" action="${webhooksPath(workspace)}" class="stack webhook-form">
     ${csrfField(viewer.csrfToken)}
     <label for="webhook-url">Endpoint URL</label>
     <p class="hint" id="webhook-url-hint">An https:// address on the public internet, e.g. https://hooks.example.com/task-workspace. Addresses of this machine or of private networks are refused.</p>
@@ -122,7 +122,7 @@ function attemptsTable(delivery: DeliveryRow): SafeHtml {
   <tbody>
   ${delivery.attempts.map(
     (attempt) => html`<tr>
-    <th scope="row">${attempt.attempt}</th>
+    <th scope="row" data-label="Attempt">${attempt.attempt}</th>
     <td data-label="Started">${when(attempt.startedAt, '—')}</td>
     <td data-label="Duration">${attempt.durationMs} ms</td>
     <td data-label="Outcome" class="outcome-${attempt.outcome}">${outcomeText[attempt.outcome]}</td>
