@@ -3,6 +3,7 @@ import { assetRoutes } from './assets.js';
 import { authRoutes } from './auth.js';
 import { pageRoutes } from './pages.js';
 import { settingsRoutes } from './settings.js';
+import { taskPageRoutes } from './task-page.js';
 
 /** Every route of the web service (probes and /metrics are on OPS_PORT, see main.ts). */
 export default async function api(app: FastifyInstance, options: { appUrl: string }): Promise<void> {
@@ -10,4 +11,5 @@ export default async function api(app: FastifyInstance, options: { appUrl: strin
   await app.register(authRoutes, options);
   await app.register(pageRoutes);
   await app.register(settingsRoutes);
+  await app.register(taskPageRoutes);
 }

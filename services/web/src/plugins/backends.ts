@@ -1,9 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { GrpcClientMetrics } from '@tws/common';
+import { connectAttachments } from '../clients/attachments.js';
 import { connectTasks } from '../clients/tasks.js';
 import { ApiKeys } from '../domain/api-keys.js';
 import { People } from '../domain/people.js';
+import { TaskPages } from '../domain/task-page.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -11,6 +13,8 @@ declare module 'fastify' {
     people: People;
     /** The API keys of the workspace settings, as the signed-in person. */
     apiKeys: ApiKeys;
+    /** The task page (TaskPageService, names of statuses/sections/people, comments; attachments). */
+    taskPages: TaskPages;
   }
 }
 
@@ -18,15 +22,23 @@ export interface BackendsOptions {
   target: string;
   deadlineMs: number;
   revokeDeadlineMs: number;
+  /** The attachments service (ATTACHMENTS_GRPC_TARGET) and the API's public base URL of its download links. */
+  attachmentsTarget: string;
+  apiPublicBaseUrl: string;
   metrics: GrpcClientMetrics;
 }
 
-/** The gRPC clients of the tasks service (TasksService, SettingsService; GRPC_DEADLINE_MS), opened here and closed when the app closes. */
+/** The gRPC clients of the tasks service (TasksService, SettingsService, TaskPageService) and the attachments service (GRPC_DEADLINE_MS), opened here and closed when the app closes. */
 async function backendsPlugin(app: FastifyInstance, options: BackendsOptions): Promise<void> {
   const tasks = connectTasks(options.target, options.deadlineMs, options.metrics);
   app.decorate('people', new People(tasks.api));
   app.decorate('apiKeys', new ApiKeys(tasks.settings, options.revokeDeadlineMs));
-  app.addHook('onClose', async () => tasks.close());
+  const attachments = connectAttachments(options.attachmentsTarget, options.deadlineMs, options.metrics);
+  app.decorate('taskPages', new TaskPages(tasks.taskPage, attachments.api, options.apiPublicBaseUrl));
+  app.addHook('onClose', async () => {
+    tasks.close();
+    attachments.close();
+  });
 }
 
 export default fp(backendsPlugin, { name: 'backends' });
