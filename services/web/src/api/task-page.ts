@@ -26,8 +26,8 @@ async function taskAddress(app: FastifyInstance, request: FastifyRequest, urlId:
   const viewer = await viewerOf(app, request);
   const workspace = viewer.workspaces.find((candidate) => candidate.urlId === urlId);
   const ref = parseTaskRef(rawRef);
+  // (The error pages keep the session's plain header: the 404 is the same page whatever the reason.)
   if (!workspace || !ref) throw notFoundError();
-  request.viewerForErrors = () => ({ ...viewer, current: workspace.urlId });
   return { viewer, workspace, ref };
 }
 
