@@ -52,9 +52,10 @@ afterAll(() => {
 const byNumber = (acting: { workspaceId: string; userId: string }, taskPrefix: string, number: number) =>
   callUnary(taskPage, taskPage.GetTaskByNumber, { acting, taskPrefix, number });
 
-async function codeOf(call: Promise<unknown>): Promise<number | 'ok'> {
+/** The gRPC status code of a call (started here, so no rejection is left unhandled). */
+async function codeOf(call: () => Promise<unknown>): Promise<number | 'ok'> {
   try {
-    await call;
+    await call();
     return 'ok';
   } catch (error) {
     if (isGrpcError(error)) return error.code;
@@ -75,14 +76,14 @@ describe('TaskPageService', () => {
   it('the same NOT_FOUND for a non-member, another workspace’s task, a malformed reference and no such task', async () => {
     const owner = { workspaceId: mine.workspaceId, userId: mine.ownerId };
     const cases = [
-      byNumber({ workspaceId: mine.workspaceId, userId: theirs.ownerId }, mine.prefix, mine.number),
-      byNumber({ workspaceId: theirs.workspaceId, userId: mine.ownerId }, theirs.prefix, theirs.number),
-      byNumber(owner, mine.prefix, mine.number + 1000),
-      byNumber(owner, 'not a prefix', 1),
-      byNumber(owner, mine.prefix, 0),
-      byNumber(owner, mine.prefix, -1),
-      byNumber({ workspaceId: 'nope', userId: mine.ownerId }, mine.prefix, mine.number),
-      byNumber({ workspaceId: mine.workspaceId, userId: '' }, mine.prefix, mine.number),
+      () => byNumber({ workspaceId: mine.workspaceId, userId: theirs.ownerId }, mine.prefix, mine.number),
+      () => byNumber({ workspaceId: theirs.workspaceId, userId: mine.ownerId }, theirs.prefix, theirs.number),
+      () => byNumber(owner, mine.prefix, mine.number + 1000),
+      () => byNumber(owner, 'not a prefix', 1),
+      () => byNumber(owner, mine.prefix, 0),
+      () => byNumber(owner, mine.prefix, -1),
+      () => byNumber({ workspaceId: 'nope', userId: mine.ownerId }, mine.prefix, mine.number),
+      () => byNumber({ workspaceId: mine.workspaceId, userId: '' }, mine.prefix, mine.number),
     ];
     for (const call of cases) expect(await codeOf(call)).toBe(grpc.status.NOT_FOUND);
   });
@@ -102,9 +103,9 @@ describe('TaskPageService', () => {
     expect(JSON.stringify(bodies[1])).toContain('"bold":true');
     expect(Date.parse(listed.comments[0]!.createdAt)).toBeLessThanOrEqual(Date.parse(listed.comments[1]!.createdAt));
     const refused = [
-      callUnary(taskPage, taskPage.ListComments, { acting: { workspaceId: mine.workspaceId, userId: theirs.ownerId }, taskId: mine.taskId }),
-      callUnary(taskPage, taskPage.ListComments, { acting: { workspaceId: mine.workspaceId, userId: mine.ownerId }, taskId: theirs.taskId }),
-      callUnary(taskPage, taskPage.ListComments, { acting: { workspaceId: mine.workspaceId, userId: mine.ownerId }, taskId: 'not-a-uuid' }),
+      () => callUnary(taskPage, taskPage.ListComments, { acting: { workspaceId: mine.workspaceId, userId: theirs.ownerId }, taskId: mine.taskId }),
+      () => callUnary(taskPage, taskPage.ListComments, { acting: { workspaceId: mine.workspaceId, userId: mine.ownerId }, taskId: theirs.taskId }),
+      () => callUnary(taskPage, taskPage.ListComments, { acting: { workspaceId: mine.workspaceId, userId: mine.ownerId }, taskId: 'not-a-uuid' }),
     ];
     for (const call of refused) expect(await codeOf(call)).toBe(grpc.status.NOT_FOUND);
     // A task with no comments: an empty list, not NOT_FOUND.
