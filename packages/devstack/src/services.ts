@@ -111,6 +111,7 @@ export async function startServices(options: {
     ...options.extraEnv,
   };
   const grpcTargets: Partial<Record<ServiceName, string[]>> = {};
+  const gateways: ServiceInstance[] = [];
 
   const launch = async (name: ServiceName, replica: number, extraEnv: NodeJS.ProcessEnv = {}): Promise<ServiceInstance> => {
     const opsPort = name === 'gateway' && replica === 0 && options.gatewayPort !== undefined ? options.gatewayPort : await freePort();
@@ -124,8 +125,15 @@ export async function startServices(options: {
         ? // Attachment URLs are built from PUBLIC_BASE_URL, never from a request's Host: here, the replica's own address.
           { PORT: String(opsPort), PUBLIC_BASE_URL: sharedEnv.PUBLIC_BASE_URL || `http://127.0.0.1:${opsPort}` }
         : name === 'web'
-          ? // Pages on PORT (APP_URL), probes and metrics on OPS_PORT; a fresh session secret per stack.
-            { PORT: String(appPort), OPS_PORT: String(opsPort), APP_URL: appUrl, SESSION_SECRET: sharedEnv.SESSION_SECRET || webSessionSecret }
+          ? // Pages on PORT (APP_URL), probes and metrics on OPS_PORT; a fresh session secret per stack;
+            // the task page links attachments to the API's public base URL (the first gateway's PUBLIC_BASE_URL).
+            {
+              PORT: String(appPort),
+              OPS_PORT: String(opsPort),
+              APP_URL: appUrl,
+              SESSION_SECRET: sharedEnv.SESSION_SECRET || webSessionSecret,
+              API_PUBLIC_BASE_URL: gateways[0]?.env.PUBLIC_BASE_URL ?? '',
+            }
           : { OPS_PORT: String(opsPort), GRPC_PORT: String(grpcPort) }),
       ...peerTargets(grpcTargets),
       ...extraEnv,
@@ -170,7 +178,6 @@ export async function startServices(options: {
     }
     progress(`${name} ready (${replicas} replica${replicas > 1 ? 's' : ''})`);
   }
-  const gateways: ServiceInstance[] = [];
   for (let replica = 0; replica < replicas; replica++) gateways.push(await launch('gateway', replica));
   const gatewayUrl = gateways[0]!.opsUrl;
   progress(`gateway ready at ${gatewayUrl}`);

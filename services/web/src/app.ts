@@ -60,6 +60,8 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
     webhooksTarget: config.WEBHOOKS_GRPC_TARGET,
     deadlineMs: config.GRPC_DEADLINE_MS,
     revokeDeadlineMs: config.REVOKE_DEADLINE_MS,
+    attachmentsTarget: config.ATTACHMENTS_GRPC_TARGET,
+    apiPublicBaseUrl: config.API_PUBLIC_BASE_URL,
     metrics: metrics.grpcClient,
   });
   await app.register(signInPlugin, { config, keys, logger, outcomes: metrics.signIns });

@@ -8,6 +8,7 @@ const required = {
   OIDC_CLIENT_SECRET: 'secret',
   SESSION_SECRET: 'x'.repeat(32),
   DATABASE_URL: 'postgres://web@db/tws',
+  API_PUBLIC_BASE_URL: 'https://api.example.com/',
 };
 
 describe('config', () => {
@@ -23,6 +24,8 @@ describe('config', () => {
       SIGN_IN_RATE_LIMIT_PER_MINUTE: 20,
       OIDC_CLIENT_AUTH_METHOD: 'client_secret_basic',
       TASKS_GRPC_TARGET: '127.0.0.1:50051',
+      ATTACHMENTS_GRPC_TARGET: '127.0.0.1:50052',
+      API_PUBLIC_BASE_URL: 'https://api.example.com',
       TRUST_PROXY: false,
     });
     expect(loadConfig({ ...required, APP_URL: 'http://127.0.0.1:8090', OIDC_ISSUER_URL: 'http://localhost:5556/dex' }).APP_SECURE).toBe(false);
@@ -46,6 +49,8 @@ describe('config', () => {
     [{ SIGN_IN_RATE_LIMIT_PER_MINUTE: '-1' }, /SIGN_IN_RATE_LIMIT_PER_MINUTE/],
     [{ TRUST_PROXY: 'maybe' }, /TRUST_PROXY/],
     [{ DATABASE_URL: 'not a url' }, /DATABASE_URL/],
+    [{ API_PUBLIC_BASE_URL: undefined }, /API_PUBLIC_BASE_URL: is required/],
+    [{ API_PUBLIC_BASE_URL: 'https://api.example.com/?x=1' }, /API_PUBLIC_BASE_URL: must be a base URL without query/],
   ])('%j fails naming the variable', (change, message) => {
     expect(() => loadConfig({ ...required, ...change } as NodeJS.ProcessEnv)).toThrow(message);
   });

@@ -76,6 +76,20 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
       TASKS_GRPC_TARGET: env.grpcTarget('127.0.0.1:50051'),
       /** The webhooks service (the webhooks settings); not a readiness dependency: only those pages need it. */
       WEBHOOKS_GRPC_TARGET: env.grpcTarget('127.0.0.1:50053'),
+      /** The attachments service (the task page lists a task's attachments). */
+      ATTACHMENTS_GRPC_TARGET: env.grpcTarget('127.0.0.1:50052'),
+      /**
+       * The API's public base URL (`{base_url}`: the gateway's PUBLIC_BASE_URL, e.g.
+       * https://api.example.com): the task page links each attachment to its permanent download URL
+       * `<API_PUBLIC_BASE_URL>/v1/attachments/<id>/content?token=…`, built as the gateway builds it.
+       */
+      API_PUBLIC_BASE_URL: z
+        .url({ protocol: /^https?$/, error: 'must be an http(s) URL such as https://api.example.com' })
+        .refine((value) => {
+          const url = URL.parse(value);
+          return url === null || (url.search === '' && url.hash === '' && url.username === '' && url.password === '');
+        }, 'must be a base URL without query, fragment or credentials')
+        .transform((value) => value.replace(/\/+$/, '')),
       GRPC_DEADLINE_MS: env.durationMs(5_000),
       /**
        * Bound of revoking an API key: the tasks service answers once every gateway replica dropped

@@ -26,14 +26,8 @@ Called with (dict "root" $ "component" "<name>"); also used by the migration Job
 - name: GRPC_DEADLINE_MS
   value: {{ $values.grpcDeadlineMs | int64 | quote }}
 {{- /* Required by the gateway: URLs it hands out never come from a request's Host header. */}}
-{{- $publicBaseUrl := $values.publicBaseUrl }}
-{{- if and (not $publicBaseUrl) $root.Values.ingress.enabled $root.Values.ingress.hostname }}
-{{- $publicBaseUrl = printf "%s://%s" (ternary "https" "http" $root.Values.ingress.tls) $root.Values.ingress.hostname }}
-{{- else if not $publicBaseUrl }}
-{{- $publicBaseUrl = printf "http://%s.%s.svc.%s:%d" (include "task-workspace.componentName" (dict "root" $root "component" "gateway")) $root.Release.Namespace $root.Values.clusterDomain (int $values.service.port) }}
-{{- end }}
 - name: PUBLIC_BASE_URL
-  value: {{ $publicBaseUrl | quote }}
+  value: {{ include "task-workspace.apiPublicBaseUrl" $root | quote }}
 - name: RATE_LIMIT_PER_SECOND
   value: {{ $values.rateLimit.perSecond | toString | quote }}
 - name: RATE_LIMIT_BURST
@@ -187,6 +181,11 @@ Called with (dict "root" $ "component" "<name>"); also used by the migration Job
   value: {{ include "task-workspace.grpcTarget" (dict "root" . "component" "tasks") | quote }}
 - name: WEBHOOKS_GRPC_TARGET
   value: {{ include "task-workspace.grpcTarget" (dict "root" . "component" "webhooks") | quote }}
+- name: ATTACHMENTS_GRPC_TARGET
+  value: {{ include "task-workspace.grpcTarget" (dict "root" . "component" "attachments") | quote }}
+{{- /* The task page links attachments to their permanent download URLs at the API, as the gateway builds them. */}}
+- name: API_PUBLIC_BASE_URL
+  value: {{ include "task-workspace.apiPublicBaseUrl" . | quote }}
 - name: GRPC_DEADLINE_MS
   value: {{ $web.grpcDeadlineMs | int64 | quote }}
 - name: REVOKE_DEADLINE_MS

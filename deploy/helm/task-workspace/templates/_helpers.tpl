@@ -24,7 +24,7 @@ in _env.tpl.
 */}}
 {{- define "task-workspace.componentTable" -}}
 - {name: gateway, edge: true}
-- {name: web, edge: true, ops: true, database: true, migrations: true, calls: [tasks, webhooks]}
+- {name: web, edge: true, ops: true, database: true, migrations: true, calls: [tasks, attachments, webhooks]}
 - {name: tasks, backend: true, ops: true, database: true, kafka: true, migrations: true}
 - {name: attachments, backend: true, ops: true, database: true, migrations: true, calls: [tasks]}
 - {name: webhooks, backend: true, ops: true, database: true, kafka: true, migrations: true}
@@ -211,6 +211,22 @@ TLS is then terminated in front of the controller); "" when neither is set (vali
 {{- .Values.web.appUrl | trimSuffix "/" }}
 {{- else if and .Values.web.ingress.enabled .Values.web.ingress.hostname }}
 {{- printf "https://%s" .Values.web.ingress.hostname }}
+{{- end }}
+{{- end }}
+
+{{/*
+The API's public base URL (`{base_url}`): gateway.publicBaseUrl, else the gateway's ingress host,
+else its in-cluster Service address. The gateway's PUBLIC_BASE_URL, and the web app's
+API_PUBLIC_BASE_URL (its task page links attachments to their download URLs at the API).
+*/}}
+{{- define "task-workspace.apiPublicBaseUrl" -}}
+{{- $gateway := .Values.gateway }}
+{{- if $gateway.publicBaseUrl }}
+{{- $gateway.publicBaseUrl }}
+{{- else if and .Values.ingress.enabled .Values.ingress.hostname }}
+{{- printf "%s://%s" (ternary "https" "http" .Values.ingress.tls) .Values.ingress.hostname }}
+{{- else }}
+{{- printf "http://%s.%s.svc.%s:%d" (include "task-workspace.componentName" (dict "root" . "component" "gateway")) .Release.Namespace .Values.clusterDomain (int $gateway.service.port) }}
 {{- end }}
 {{- end }}
 

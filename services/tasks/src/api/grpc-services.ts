@@ -5,6 +5,7 @@ import type { Revocations } from '../domain/revocation-publisher.js';
 import { adminServiceHandlers } from './admin-service.js';
 import { revocationServiceHandlers } from './revocation-service.js';
 import { settingsServiceHandlers } from './settings-service.js';
+import { taskPageServiceHandlers } from './task-page-service.js';
 import { tasksServiceHandlers } from './tasks-service.js';
 
 /** The gRPC services of the tasks context, ready for serveBackend (or a test server). */
@@ -20,6 +21,7 @@ export function buildGrpcServices(deps: {
     { name: 'tasks.v1.TasksService', definition: proto.TasksService.service, implementation: tasksServiceHandlers(deps) },
     { name: 'tasks.v1.AdminService', definition: proto.AdminService.service, implementation: adminServiceHandlers(deps) },
     { name: 'tasks.v1.SettingsService', definition: proto.SettingsService.service, implementation: settingsServiceHandlers(deps) },
+    { name: 'tasks.v1.TaskPageService', definition: proto.TaskPageService.service, implementation: taskPageServiceHandlers(deps) },
     {
       name: 'tasks.v1.RevocationService',
       definition: proto.RevocationService.service,

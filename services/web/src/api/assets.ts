@@ -75,6 +75,24 @@ button.secondary:hover{background:#eff6ff}
 .pager{display:flex;gap:1rem;justify-content:space-between;margin:1rem 0}
 .webhook-form input:not([type=hidden])+label{margin-top:.75rem}
 @media (max-width:40rem){.attempts th[data-label]::before{content:attr(data-label) " ";font-weight:400;color:#4b5563}}
+.task-facts{display:grid;grid-template-columns:repeat(auto-fit,minmax(10rem,1fr));gap:.75rem 1.5rem;margin:0}
+.done{color:#065f46;font-weight:600}
+.chips{list-style:none;padding:0;margin:0;display:flex;flex-wrap:wrap;gap:.5rem}
+.chip{display:inline-flex;align-items:center;gap:.4rem;background:#f3f4f6;color:#1b1f24;border:1px solid #d0d7de;border-radius:999px;padding:.1rem .65rem;overflow-wrap:anywhere}
+.swatch{flex:none;display:inline-block}
+.rich{overflow-wrap:anywhere}
+.rich h3,.rich h4,.rich h5{margin:1rem 0 .5rem}
+.rich blockquote{margin:.5rem 0;padding:.1rem 1rem;border-left:4px solid #d0d7de;color:#374151}
+.rich pre{background:#f3f4f6;border:1px solid #d0d7de;border-radius:6px;padding:.75rem;overflow-x:auto;white-space:pre}
+.rich code{background:#f3f4f6;border-radius:4px;padding:0 .2rem}
+.rich pre code{background:none;padding:0}
+.files{padding-left:1.25rem;margin:0}
+.files li{margin:.25rem 0;overflow-wrap:anywhere}
+.files .hint{display:block}
+.comments{list-style:none;padding:0;margin:0 0 1rem}
+.comment{border-bottom:1px solid #d0d7de;padding:.5rem 0}
+textarea{display:block;width:100%;padding:.5rem .6rem;font:inherit;border:1px solid #6b7280;border-radius:6px;background:#fff;color:#1b1f24;resize:vertical}
+textarea[aria-invalid=true]{border-color:#b91c1c}
 @media (max-width:40rem){thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}table,tbody,tr,th,td{display:block}tr{padding:.5rem 0;border-bottom:1px solid #d0d7de}th,td{border:0;padding:.15rem 0}td[data-label]::before{content:attr(data-label) ": ";color:#4b5563}}
 `;
 

@@ -4,6 +4,7 @@ import { authRoutes } from './auth.js';
 import { pageRoutes } from './pages.js';
 import { settingsRoutes } from './settings.js';
 import { webhookRoutes } from './webhooks.js';
+import { taskPageRoutes } from './task-page.js';
 
 /** Every route of the web service (probes and /metrics are on OPS_PORT, see main.ts). */
 export default async function api(app: FastifyInstance, options: { appUrl: string }): Promise<void> {
@@ -12,4 +13,5 @@ export default async function api(app: FastifyInstance, options: { appUrl: strin
   await app.register(pageRoutes);
   await app.register(settingsRoutes);
   await app.register(webhookRoutes);
+  await app.register(taskPageRoutes);
 }

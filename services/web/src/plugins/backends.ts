@@ -1,11 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { GrpcClientMetrics } from '@tws/common';
+import { connectAttachments } from '../clients/attachments.js';
 import { connectTasks } from '../clients/tasks.js';
 import { connectWebhooks } from '../clients/webhooks.js';
 import { ApiKeys } from '../domain/api-keys.js';
 import { People } from '../domain/people.js';
 import { Webhooks } from '../domain/webhooks.js';
+import { TaskPages } from '../domain/task-page.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -15,6 +17,8 @@ declare module 'fastify' {
     apiKeys: ApiKeys;
     /** The webhooks of the workspace settings (webhooks.v1; the app decides who may). */
     webhooks: Webhooks;
+    /** The task page (TaskPageService, names of statuses/sections/people, comments; attachments). */
+    taskPages: TaskPages;
   }
 }
 
@@ -24,19 +28,25 @@ export interface BackendsOptions {
   webhooksTarget: string;
   deadlineMs: number;
   revokeDeadlineMs: number;
+  /** The attachments service (ATTACHMENTS_GRPC_TARGET) and the API's public base URL of its download links. */
+  attachmentsTarget: string;
+  apiPublicBaseUrl: string;
   metrics: GrpcClientMetrics;
 }
 
-/** The gRPC clients of the tasks service (TasksService, SettingsService) and the webhooks service (GRPC_DEADLINE_MS), opened here and closed when the app closes. */
+/** The gRPC clients of the tasks service (TasksService, SettingsService, TaskPageService), the webhooks service and the attachments service (GRPC_DEADLINE_MS), opened here and closed when the app closes. */
 async function backendsPlugin(app: FastifyInstance, options: BackendsOptions): Promise<void> {
   const tasks = connectTasks(options.target, options.deadlineMs, options.metrics);
   app.decorate('people', new People(tasks.api));
   app.decorate('apiKeys', new ApiKeys(tasks.settings, options.revokeDeadlineMs));
   const webhooks = connectWebhooks(options.webhooksTarget, options.deadlineMs, options.metrics);
   app.decorate('webhooks', new Webhooks(webhooks.api));
+  const attachments = connectAttachments(options.attachmentsTarget, options.deadlineMs, options.metrics);
+  app.decorate('taskPages', new TaskPages(tasks.taskPage, attachments.api, options.apiPublicBaseUrl));
   app.addHook('onClose', async () => {
     tasks.close();
     webhooks.close();
+    attachments.close();
   });
 }
 

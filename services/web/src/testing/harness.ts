@@ -16,6 +16,10 @@ export const appUrl = 'http://127.0.0.1:8090';
 export interface TestStack {
   databaseUrl: string;
   tasksGrpcTarget: string;
+  /** The API's public base URL (the task page's attachment links). */
+  gatewayUrl?: string;
+  /** The stack's services (the attachments service's gRPC port). */
+  services?: Array<{ name: string; grpcPort: number }>;
 }
 
 
@@ -34,6 +38,11 @@ export interface WebHarness {
  * One route is added for the tests: `GET /test/sign-in?email=&verified=` runs what the callback
  * runs after the provider (SignIn.complete, then startSession), so sessions are real.
  */
+function attachmentsTarget(stack: TestStack): string {
+  const attachments = stack.services?.find((service) => service.name === 'attachments' && service.grpcPort > 0);
+  return attachments ? `127.0.0.1:${attachments.grpcPort}` : '127.0.0.1:50052';
+}
+
 export async function startWeb(stack: TestStack, env: NodeJS.ProcessEnv = {}): Promise<WebHarness> {
   const config = loadConfig({
     APP_URL: appUrl,
@@ -43,6 +52,8 @@ export async function startWeb(stack: TestStack, env: NodeJS.ProcessEnv = {}): P
     SESSION_SECRET: 'test-session-secret-of-at-least-32-bytes',
     DATABASE_URL: stack.databaseUrl,
     TASKS_GRPC_TARGET: stack.tasksGrpcTarget,
+    ATTACHMENTS_GRPC_TARGET: attachmentsTarget(stack),
+    API_PUBLIC_BASE_URL: stack.gatewayUrl ?? 'http://127.0.0.1:8080',
     SESSION_SWEEP_INTERVAL_MS: '0',
     LOG_LEVEL: 'silent',
     ...env,
