@@ -7,7 +7,7 @@ import type { TasksServiceClient } from '@tws/proto-types/generated/tasks/v1/Tas
 /** The unary RPCs the web service calls on tasks.v1.TasksService. */
 const tasksRpcs = ['ListMembershipsByEmail'] as const;
 /** …and on tasks.v1.SettingsService (the workspace settings of the signed-in person). */
-const settingsRpcs = ['ListApiKeys', 'CreateApiKey', 'RevokeApiKey'] as const;
+const settingsRpcs = ['ListApiKeys', 'CreateApiKey', 'RevokeApiKey', 'ListWorkspaceMembers', 'AddWorkspaceMember', 'ChangeMemberRole', 'RemoveMember'] as const;
 
 export type TasksApi = UnaryApi<TasksServiceClient, (typeof tasksRpcs)[number]>;
 export type SettingsApi = UnaryApi<SettingsServiceClient, (typeof settingsRpcs)[number]>;

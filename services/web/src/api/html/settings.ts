@@ -9,12 +9,12 @@ export const copyKeyScript = '/assets/copy-key.js';
 
 export type ApiKeysNotice = 'revoked' | undefined;
 
-const inWorkspace = (viewer: Viewer, workspace: WorkspaceMembership): Viewer => ({ ...viewer, current: workspace.urlId });
-const settingsPath = (workspace: WorkspaceMembership): string => `/${workspace.urlId}/settings`;
+export const inWorkspace = (viewer: Viewer, workspace: WorkspaceMembership): Viewer => ({ ...viewer, current: workspace.urlId });
+export const settingsPath = (workspace: WorkspaceMembership): string => `/${workspace.urlId}/settings`;
 export const apiKeysPath = (workspace: WorkspaceMembership): string => `${settingsPath(workspace)}/api-keys`;
 
 /** An RFC 3339 instant as a readable UTC time, in a <time> element. */
-function when(instant: string | undefined, none: string): SafeHtml {
+export function when(instant: string | undefined, none: string): SafeHtml {
   if (!instant) return html`<span class="hint">${none}</span>`;
   const date = new Date(instant);
   if (Number.isNaN(date.getTime())) return html`${instant}`;
@@ -24,7 +24,7 @@ function when(instant: string | undefined, none: string): SafeHtml {
 
 const prefixText = (key: ApiKeyRow): string => `${key.prefix || 'tws_'}…`;
 
-function breadcrumbs(workspace: WorkspaceMembership, here?: string): SafeHtml {
+export function breadcrumbs(workspace: WorkspaceMembership, here?: string): SafeHtml {
   return html`<nav aria-label="Breadcrumb" class="crumbs"><a href="${settingsPath(workspace)}">Settings</a>${here ? html` › <span aria-current="page">${here}</span>` : ''}</nav>`;
 }
 
@@ -39,7 +39,8 @@ export function settingsIndexPage(viewer: Viewer, workspace: WorkspaceMembership
     <p class="meta">${workspace.role === 'owner' ? 'Create keys for the API, and see and revoke every key of the workspace.' : 'Create keys for the API, and see and revoke the keys you created.'}</p></li>
   <li class="card"><h2>Webhooks</h2><p class="meta">Coming soon.</p></li>
   <li class="card"><h2>Labels</h2><p class="meta">Coming soon.</p></li>
-  <li class="card"><h2>Members</h2><p class="meta">Coming soon. Until then, an operator manages members with the admin CLI (<code>tws-admin</code>).</p></li>
+  <li class="card"><h2><a href="${settingsPath(workspace)}/members">Members</a></h2>
+    <p class="meta">${workspace.role === 'owner' ? 'See who belongs to the workspace; add people by email, change their role or remove them.' : 'See who belongs to the workspace and their role.'} Operators can also manage members with the admin CLI (<code>tws-admin</code>).</p></li>
 </ul>`,
   });
 }
