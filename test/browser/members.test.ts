@@ -62,7 +62,7 @@ describe('Members in the workspace settings', () => {
   it('a member sees the list (name, email, role, joined) without the forms', async () => {
     memberPage = await signedIn('member', membersPath());
     expect(await memberPage.getByRole('heading', { name: /Members/ }).first().isVisible()).toBe(true);
-    expect(await row(memberPage, user('owner').email).getByText('Owner').isVisible()).toBe(true);
+    expect(await row(memberPage, user('owner').email).getByRole('cell', { name: 'Owner', exact: true }).isVisible()).toBe(true);
     expect(await row(memberPage, user('member').email).locator('time').count()).toBe(1);
     expect(await memberPage.locator('form[action*="/settings/members"]').count()).toBe(0);
     expect(await memberPage.getByText('Only owners can add, change or remove members').isVisible()).toBe(true);
