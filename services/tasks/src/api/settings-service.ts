@@ -5,6 +5,7 @@ import type { SettingsServiceHandlers } from '@tws/proto-types/generated/tasks/v
 import * as settings from '../domain/api-key-settings.js';
 import type { Revocations } from '../domain/revocation-publisher.js';
 import type { ApiKeySummary } from '../store/api-keys.js';
+import { memberSettingsHandlers } from './member-settings-service.js';
 import type { HandlerDeps } from './tasks-service.js';
 
 const acting = (message: ActingPerson__Output | null): settings.ActingPerson => ({
@@ -23,7 +24,8 @@ const summaryMessage = (key: ApiKeySummary): ApiKeySummaryMessage => ({
 });
 
 /** tasks.v1.SettingsService: the workspace settings of a signed-in person (services/web); rules in domain/api-key-settings.ts. */
-export function settingsServiceHandlers({ pool, logger, metrics, revocations }: HandlerDeps & { revocations: Revocations }): SettingsServiceHandlers {
+export function settingsServiceHandlers(deps: HandlerDeps & { revocations: Revocations }): SettingsServiceHandlers {
+  const { pool, logger, metrics, revocations } = deps;
   const options = { service: 'tasks.v1.SettingsService', logger, metrics };
   return {
     ListApiKeys: unary(
@@ -50,5 +52,6 @@ export function settingsServiceHandlers({ pool, logger, metrics, revocations }: 
       },
       options,
     ),
+    ...memberSettingsHandlers(deps),
   };
 }

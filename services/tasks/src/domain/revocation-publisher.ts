@@ -31,7 +31,7 @@ interface Pending {
 }
 
 /**
- * The revoking side: RevokeApiKey (and later member removal) returns once every gateway replica has
+ * The revoking side: RevokeApiKey, RemoveMember and ChangeMemberRole return once every gateway replica has
  * applied the revocation, so "the very next request" after it is refused everywhere, without any
  * sleep. The acknowledgements come back from each replica through Postgres (`auth_revocation_acks`,
  * heard by this replica's LISTEN session) — or directly, for this replica's own watchers.

@@ -33,9 +33,10 @@ export function apiKeyRevoked(workspaceId: string, apiKeyId: string): Revocation
 }
 
 /**
- * The membership of a user in a workspace ended: the gateways evict the cached membership and every
- * cached lookup of the keys that user created there. (Member removal publishes this; it also has to
- * make AuthenticateApiKey refuse those keys, which today checks only `revoked_at`.)
+ * The membership of a user in a workspace ended or changed: the gateways evict the cached membership
+ * and every cached lookup of the keys that user created there. Published by RemoveMember (whose
+ * keys are deleted with the membership, so AuthenticateApiKey finds none) and ChangeMemberRole
+ * (domain/member-settings.ts).
  */
 export function membershipEnded(workspaceId: string, userId: string): RevocationNotice {
   return { id: randomUUID(), kind: 'membership', workspaceId, userId, at: Date.now() };

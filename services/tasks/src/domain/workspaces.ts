@@ -22,8 +22,13 @@ import { pathId, requiredText } from './validation.js';
 
 const emailSchema = z.email();
 
-function normaliseEmail(email: string | undefined): string {
+/** The longest email accepted (RFC 5321's 64-character local part, @, 255-character domain). */
+export const maxEmailLength = 320;
+
+/** An email as stored: trimmed, lower-cased, valid, at most `maxEmailLength` characters. */
+export function normaliseEmail(email: string | undefined): string {
   const value = (email ?? '').trim().toLowerCase();
+  if (value.length > maxEmailLength) throw invalid(`email must be at most ${maxEmailLength} characters`);
   if (!emailSchema.safeParse(value).success) throw invalid('email must be a valid email address');
   return value;
 }
@@ -57,7 +62,7 @@ export async function getMembership(pool: Queryable, workspaceId: string, userId
 
 /** The workspaces of the person with this email (any case); none when no member has it. */
 export async function listMembershipsByEmail(pool: Queryable, email: string): Promise<Membership[]> {
-  if (email.length > 320) throw invalid('email must be at most 320 characters');
+  if (email.length > maxEmailLength) throw invalid(`email must be at most ${maxEmailLength} characters`);
   return listMembershipRows(pool, normaliseEmail(email));
 }
 
@@ -114,16 +119,22 @@ export async function createWorkspace(
   });
 }
 
-/** Adds a person (found or created by email, shared across workspaces) to a workspace. */
+/**
+ * Adds a person (found or created by email, shared across workspaces) to a workspace. The one path
+ * of the admin CLI (AdminService) and of the members settings (SettingsService), which passes
+ * `authorize` to check the acting person in the same transaction.
+ */
 export async function addMember(
   pool: Pool,
   input: { workspaceId: string; email: string; name: string; role: Role },
+  authorize?: (db: Queryable) => Promise<void>,
 ): Promise<Member> {
   const workspaceId = pathId(input.workspaceId, 'workspace');
   const name = requiredText(input.name, 'name', 200);
   const email = normaliseEmail(input.email);
   return inTransaction(pool, async (db) => {
     await getWorkspace(db, workspaceId);
+    await authorize?.(db);
     const userId = await upsertUser(db, { name, email });
     if (!(await insertMember(db, workspaceId, userId, input.role))) {
       throw new DomainError('already_exists', 'user is already a member of this workspace');

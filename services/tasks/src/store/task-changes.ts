@@ -263,3 +263,20 @@ export async function writeTaskChanges(db: Queryable, writes: TaskWrite[]): Prom
   const written = new Set(rows.map((row) => row.id));
   return writes.map((write) => sent.includes(write) && written.has(write.id));
 }
+
+/**
+ * Up to `limit` tasks assigned to a member, locked until commit, in id order (so two such statements
+ * lock shared rows in the same order): member removal unassigns them through writeTaskChanges.
+ */
+export async function lockTasksAssignedTo(db: Queryable, workspaceId: string, userId: string, limit: number): Promise<TaskForChange[]> {
+  const { rows } = await db.query<TaskForChangeRow>({
+    name: 'tasks-lock-tasks-assigned-to',
+    text: `SELECT ${readForChangeColumns}
+           FROM (SELECT $3::uuid AS status_id, $3::uuid AS list_id, $3::uuid AS assignee_id, $4::text AS system_type) r
+           JOIN tasks t ON t.workspace_id = $1 AND t.assignee_id = $2
+           LEFT JOIN statuses s ON s.workspace_id = t.workspace_id AND s.id = r.status_id
+           ORDER BY t.id LIMIT $5 FOR NO KEY UPDATE OF t`,
+    values: [workspaceId, userId, noUuid, noSystemType, limit],
+  });
+  return rows.map(toTaskForChange);
+}

@@ -44,6 +44,9 @@ form.inline{display:inline}
 .stack label{display:block;font-weight:600}
 input[type=text]{display:block;width:100%;max-width:30rem;padding:.5rem .6rem;font:inherit;border:1px solid #6b7280;border-radius:6px;background:#fff;color:#1b1f24}
 input.key{max-width:100%;margin:.25rem 0 .5rem}
+input[type=email],select{display:block;width:100%;max-width:30rem;padding:.5rem .6rem;font:inherit;border:1px solid #6b7280;border-radius:6px;background:#fff;color:#1b1f24}
+form.role-change{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center}
+form.role-change select{width:auto}
 input[aria-invalid=true]{border-color:#b91c1c}
 .error{color:#b91c1c;font-weight:600;margin:.25rem 0}
 .table-wrap{overflow-x:auto}

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { assetRoutes } from './assets.js';
 import { authRoutes } from './auth.js';
+import { memberRoutes } from './members.js';
 import { pageRoutes } from './pages.js';
 import { settingsRoutes } from './settings.js';
 import { webhookRoutes } from './webhooks.js';
@@ -14,4 +15,5 @@ export default async function api(app: FastifyInstance, options: { appUrl: strin
   await app.register(settingsRoutes);
   await app.register(webhookRoutes);
   await app.register(taskPageRoutes);
+  await app.register(memberRoutes);
 }

@@ -8,7 +8,7 @@ import type { TasksServiceClient } from '@tws/proto-types/generated/tasks/v1/Tas
 /** The unary RPCs the web service calls on tasks.v1.TasksService. */
 const tasksRpcs = ['ListMembershipsByEmail'] as const;
 /** …and on tasks.v1.SettingsService (the workspace settings of the signed-in person). */
-const settingsRpcs = ['ListApiKeys', 'CreateApiKey', 'RevokeApiKey'] as const;
+const settingsRpcs = ['ListApiKeys', 'CreateApiKey', 'RevokeApiKey', 'ListWorkspaceMembers', 'AddWorkspaceMember', 'ChangeMemberRole', 'RemoveMember'] as const;
 /** The task page: tasks.v1.TaskPageService, and the names of statuses, sections and people and adding a comment (TasksService). */
 const taskPageRpcs = ['GetTaskByNumber', 'ListComments'] as const;
 const taskPageTasksRpcs = ['ListStatuses', 'ListSections', 'ListMembers', 'CreateComment'] as const;

@@ -5,6 +5,7 @@ import { connectAttachments } from '../clients/attachments.js';
 import { connectTasks } from '../clients/tasks.js';
 import { connectWebhooks } from '../clients/webhooks.js';
 import { ApiKeys } from '../domain/api-keys.js';
+import { Members } from '../domain/members.js';
 import { People } from '../domain/people.js';
 import { Webhooks } from '../domain/webhooks.js';
 import { TaskPages } from '../domain/task-page.js';
@@ -19,6 +20,8 @@ declare module 'fastify' {
     webhooks: Webhooks;
     /** The task page (TaskPageService, names of statuses/sections/people, comments; attachments). */
     taskPages: TaskPages;
+    /** The members of the workspace settings, as the signed-in person. */
+    members: Members;
   }
 }
 
@@ -39,6 +42,7 @@ async function backendsPlugin(app: FastifyInstance, options: BackendsOptions): P
   const tasks = connectTasks(options.target, options.deadlineMs, options.metrics);
   app.decorate('people', new People(tasks.api));
   app.decorate('apiKeys', new ApiKeys(tasks.settings, options.revokeDeadlineMs));
+  app.decorate('members', new Members(tasks.settings, options.revokeDeadlineMs));
   const webhooks = connectWebhooks(options.webhooksTarget, options.deadlineMs, options.metrics);
   app.decorate('webhooks', new Webhooks(webhooks.api));
   const attachments = connectAttachments(options.attachmentsTarget, options.deadlineMs, options.metrics);

@@ -40,7 +40,8 @@ export function settingsIndexPage(viewer: Viewer, workspace: WorkspaceMembership
   <li class="card"><h2><a href="${settingsPath(workspace)}/webhooks">Webhooks</a></h2>
     <p class="meta">Send task changes to your HTTPS endpoints: add and delete webhooks, see each delivery and its attempts, send one again.</p></li>
   <li class="card"><h2>Labels</h2><p class="meta">Coming soon.</p></li>
-  <li class="card"><h2>Members</h2><p class="meta">Coming soon. Until then, an operator manages members with the admin CLI (<code>tws-admin</code>).</p></li>
+  <li class="card"><h2><a href="${settingsPath(workspace)}/members">Members</a></h2>
+    <p class="meta">${workspace.role === 'owner' ? 'See who belongs to the workspace; add people by email, change their role or remove them.' : 'See who belongs to the workspace and their role.'} Operators can also manage members with the admin CLI (<code>tws-admin</code>).</p></li>
 </ul>`,
   });
 }
