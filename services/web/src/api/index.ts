@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { assetRoutes } from './assets.js';
 import { authRoutes } from './auth.js';
+import { labelRoutes } from './labels.js';
 import { pageRoutes } from './pages.js';
 import { settingsRoutes } from './settings.js';
 
@@ -10,4 +11,5 @@ export default async function api(app: FastifyInstance, options: { appUrl: strin
   await app.register(authRoutes, options);
   await app.register(pageRoutes);
   await app.register(settingsRoutes);
+  await app.register(labelRoutes);
 }

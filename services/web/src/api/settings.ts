@@ -29,7 +29,7 @@ const settingsRefusal = (): UserFacingError =>
  * The signed-in person and the workspace of the address. Not one of their workspaces: the same 404
  * as an address that does not exist (a url id reveals nothing). A guest: the refusal, and no data.
  */
-async function workspaceFor(app: FastifyInstance, request: Parameters<typeof viewerOf>[1], urlId: string, refusal: () => UserFacingError) {
+export async function workspaceFor(app: FastifyInstance, request: Parameters<typeof viewerOf>[1], urlId: string, refusal: () => UserFacingError) {
   const viewer = await viewerOf(app, request);
   const workspace = viewer.workspaces.find((candidate) => candidate.urlId === urlId);
   if (!workspace) throw notFoundError();

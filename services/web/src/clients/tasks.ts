@@ -1,6 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { grpcClientOptions, unaryApi, type GrpcClientMetrics, type UnaryApi } from '@tws/common';
 import { loadTasksProto } from '@tws/proto-types';
+import type { LabelsServiceClient } from '@tws/proto-types/generated/tasks/v1/LabelsService';
 import type { SettingsServiceClient } from '@tws/proto-types/generated/tasks/v1/SettingsService';
 import type { TasksServiceClient } from '@tws/proto-types/generated/tasks/v1/TasksService';
 
@@ -9,25 +10,32 @@ const tasksRpcs = ['ListMembershipsByEmail'] as const;
 /** …and on tasks.v1.SettingsService (the workspace settings of the signed-in person). */
 const settingsRpcs = ['ListApiKeys', 'CreateApiKey', 'RevokeApiKey'] as const;
 
+/** …and on tasks.v1.LabelsService (the workspace's labels and the labels on its tasks). */
+const labelsRpcs = ['ListLabels', 'CreateLabel', 'UpdateLabel', 'DeleteLabel', 'AddTaskLabel', 'RemoveTaskLabel'] as const;
+
 export type TasksApi = UnaryApi<TasksServiceClient, (typeof tasksRpcs)[number]>;
 export type SettingsApi = UnaryApi<SettingsServiceClient, (typeof settingsRpcs)[number]>;
+export type LabelsApi = UnaryApi<LabelsServiceClient, (typeof labelsRpcs)[number]>;
 
 /** Clients of the tasks service's two services the app calls (lazily connected by grpc-js), with the shared client options and metrics. */
 export function connectTasks(
   target: string,
   deadlineMs: number,
   metrics: GrpcClientMetrics,
-): { api: TasksApi; settings: SettingsApi; close(): void } {
+): { api: TasksApi; settings: SettingsApi; labels: LabelsApi; close(): void } {
   const proto = loadTasksProto().tasks.v1;
   const credentials = grpc.credentials.createInsecure();
   const tasks = new proto.TasksService(target, credentials, grpcClientOptions('tasks.v1.TasksService', metrics));
   const settings = new proto.SettingsService(target, credentials, grpcClientOptions('tasks.v1.SettingsService', metrics));
+  const labels = new proto.LabelsService(target, credentials, grpcClientOptions('tasks.v1.LabelsService', metrics));
   return {
     api: unaryApi(tasks, tasksRpcs, deadlineMs),
     settings: unaryApi(settings, settingsRpcs, deadlineMs),
+    labels: unaryApi(labels, labelsRpcs, deadlineMs),
     close: () => {
       tasks.close();
       settings.close();
+      labels.close();
     },
   };
 }

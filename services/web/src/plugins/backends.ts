@@ -3,6 +3,7 @@ import fp from 'fastify-plugin';
 import type { GrpcClientMetrics } from '@tws/common';
 import { connectTasks } from '../clients/tasks.js';
 import { ApiKeys } from '../domain/api-keys.js';
+import { Labels } from '../domain/labels.js';
 import { People } from '../domain/people.js';
 
 declare module 'fastify' {
@@ -11,6 +12,8 @@ declare module 'fastify' {
     people: People;
     /** The API keys of the workspace settings, as the signed-in person. */
     apiKeys: ApiKeys;
+    /** The workspace's labels and the labels on its tasks, as the signed-in person. */
+    labels: Labels;
   }
 }
 
@@ -26,6 +29,7 @@ async function backendsPlugin(app: FastifyInstance, options: BackendsOptions): P
   const tasks = connectTasks(options.target, options.deadlineMs, options.metrics);
   app.decorate('people', new People(tasks.api));
   app.decorate('apiKeys', new ApiKeys(tasks.settings, options.revokeDeadlineMs));
+  app.decorate('labels', new Labels(tasks.labels));
   app.addHook('onClose', async () => tasks.close());
 }
 

@@ -38,7 +38,8 @@ export function settingsIndexPage(viewer: Viewer, workspace: WorkspaceMembership
   <li class="card"><h2><a href="${apiKeysPath(workspace)}">API keys</a></h2>
     <p class="meta">${workspace.role === 'owner' ? 'Create keys for the API, and see and revoke every key of the workspace.' : 'Create keys for the API, and see and revoke the keys you created.'}</p></li>
   <li class="card"><h2>Webhooks</h2><p class="meta">Coming soon.</p></li>
-  <li class="card"><h2>Labels</h2><p class="meta">Coming soon.</p></li>
+  <li class="card"><h2><a href="${settingsPath(workspace)}/labels">Labels</a></h2>
+    <p class="meta">Create, rename, recolour and delete the labels people put on tasks.</p></li>
   <li class="card"><h2>Members</h2><p class="meta">Coming soon. Until then, an operator manages members with the admin CLI (<code>tws-admin</code>).</p></li>
 </ul>`,
   });
