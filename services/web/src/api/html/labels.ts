@@ -28,6 +28,10 @@ const notices: Record<Exclude<LabelsNotice, undefined>, string> = {
 
 const tasksText = (count: number): string => (count === 1 ? '1 task' : `${count} tasks`);
 
+/** What deleting does to the tasks carrying the label. */
+const deleteSentence = (count: number): string =>
+  count === 0 ? 'No task carries it.' : count === 1 ? 'Deleting it takes it off the 1 task that carries it.' : `Deleting it takes it off the ${count} tasks that carry it.`;
+
 function createForm(viewer: Viewer, workspace: WorkspaceMembership, error: LabelFormError | undefined): SafeHtml {
   return html`<section class="card" aria-labelledby="create-title">
   <h2 id="create-title">Create a label</h2>
@@ -66,7 +70,7 @@ function labelRow(viewer: Viewer, workspace: WorkspaceMembership, label: LabelRo
     </td>
     <td data-label="Delete">
       <form method="post" action="${labelsPath(workspace)}/${label.id}/delete" class="inline">${csrfField(viewer.csrfToken)}<button type="submit" class="danger" aria-label="Delete the label ${label.name}" aria-describedby="delete-${label.id}">Delete</button></form>
-      <p class="hint" id="delete-${label.id}">${label.taskCount > 0 ? `It comes off the ${tasksText(label.taskCount)} that carry it.` : 'No task carries it.'}</p>
+      <p class="hint" id="delete-${label.id}">${deleteSentence(label.taskCount)}</p>
     </td>
   </tr>`;
 }
