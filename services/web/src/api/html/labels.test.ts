@@ -38,7 +38,7 @@ describe('the task labels editor', () => {
 describe('the labels page', () => {
   it('lists labels with task counts, a rename/recolour form and a delete sentence per label', () => {
     const out = labelsPage(viewer, workspace, [{ ...bug, taskCount: 3 }, { ...idea, taskCount: 0 }], { notice: 'deleted' }).value;
-    expect(out).toContain('<td data-label="Tasks">3 tasks</td>');
+    expect(out).toContain('<td data-label="Tasks" class="nowrap">3 tasks</td>');
     expect(out).toContain('Deleting it takes it off the 3 tasks that carry it.');
     expect(out).toContain('No task carries it.');
     expect(out).toContain('value="#b91c1c"');

@@ -55,9 +55,9 @@ function labelRow(viewer: Viewer, workspace: WorkspaceMembership, label: LabelRo
   const rowError = error?.id === label.id ? error : undefined;
   const nameId = `name-${label.id}`;
   return html`<tr>
-    <th scope="row">${labelChip(label)}</th>
-    <td data-label="Tasks">${tasksText(label.taskCount)}</td>
-    <td data-label="Change">
+    <th scope="row" class="label-cell">${labelChip(label)}</th>
+    <td data-label="Tasks" class="nowrap">${tasksText(label.taskCount)}</td>
+    <td>
       <form method="post" action="${labelsPath(workspace)}/${label.id}" class="label-row">
         ${csrfField(viewer.csrfToken)}
         <p><label for="${nameId}">Name<span class="visually-hidden"> of ${label.name}</span></label>
@@ -68,7 +68,7 @@ function labelRow(viewer: Viewer, workspace: WorkspaceMembership, label: LabelRo
       </form>
       ${rowError ? html`<p class="error" id="error-${label.id}">${rowError.message}</p>` : ''}
     </td>
-    <td data-label="Delete">
+    <td>
       <form method="post" action="${labelsPath(workspace)}/${label.id}/delete" class="inline">${csrfField(viewer.csrfToken)}<button type="submit" class="danger" aria-label="Delete the label ${label.name}" aria-describedby="delete-${label.id}">Delete</button></form>
       <p class="hint" id="delete-${label.id}">${deleteSentence(label.taskCount)}</p>
     </td>
