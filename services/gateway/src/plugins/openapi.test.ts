@@ -80,6 +80,16 @@ test('the Task shapes are documented with explicit nulls', () => {
   expect(spec.components.schemas.TaskListItem).toMatchObject({ required: expect.arrayContaining(['order']) });
 });
 
+test('the label element of a task is documented: {id, name, color}', () => {
+  expect(spec.components.schemas.Label).toMatchObject({
+    type: 'object',
+    required: ['id', 'name', 'color'],
+    properties: { id: { type: 'string' }, name: { type: 'string' }, color: { type: 'string', examples: ['#1D4ED8'] } },
+    description: expect.stringContaining('task.updated'),
+  });
+  expect(spec.components.schemas.Task).toMatchObject({ properties: { labels: { type: 'array', items: { $ref: '#/components/schemas/Label' } } } });
+});
+
 test('Swagger UI is served at /docs', async () => {
   const page = await h.app.inject({ url: '/docs/' });
   expect(page.statusCode).toBe(200);

@@ -3,6 +3,7 @@ import { loadTasksProto } from '@tws/proto-types';
 import type { RevocationHub } from '../domain/revocation-hub.js';
 import type { Revocations } from '../domain/revocation-publisher.js';
 import { adminServiceHandlers } from './admin-service.js';
+import { labelsServiceHandlers } from './labels-service.js';
 import { revocationServiceHandlers } from './revocation-service.js';
 import { settingsServiceHandlers } from './settings-service.js';
 import { taskPageServiceHandlers } from './task-page-service.js';
@@ -22,6 +23,7 @@ export function buildGrpcServices(deps: {
     { name: 'tasks.v1.AdminService', definition: proto.AdminService.service, implementation: adminServiceHandlers(deps) },
     { name: 'tasks.v1.SettingsService', definition: proto.SettingsService.service, implementation: settingsServiceHandlers(deps) },
     { name: 'tasks.v1.TaskPageService', definition: proto.TaskPageService.service, implementation: taskPageServiceHandlers(deps) },
+    { name: 'tasks.v1.LabelsService', definition: proto.LabelsService.service, implementation: labelsServiceHandlers(deps) },
     {
       name: 'tasks.v1.RevocationService',
       definition: proto.RevocationService.service,

@@ -96,6 +96,24 @@ button.secondary:hover{background:#eff6ff}
 .comment{border-bottom:1px solid #d0d7de;padding:.5rem 0}
 textarea{display:block;width:100%;padding:.5rem .6rem;font:inherit;border:1px solid #6b7280;border-radius:6px;background:#fff;color:#1b1f24;resize:vertical}
 textarea[aria-invalid=true]{border-color:#b91c1c}
+.chip{position:relative;display:inline-flex;align-items:center;gap:.25rem;max-width:100%;padding:.1rem .65rem;border-radius:999px;overflow:hidden;border:1px solid rgba(0,0,0,.25);font-size:.95rem;line-height:1.6}
+.chip-fill{position:absolute;inset:0;width:100%;height:100%}
+.chip-name{position:relative;overflow-wrap:break-word;word-break:normal;min-width:0}
+th.label-cell{min-width:7rem}
+.nowrap{white-space:nowrap}
+.chip-dark{color:#000}
+.chip-light{color:#fff}
+.chips li{display:inline-flex;align-items:center;gap:.15rem}
+button.chip-remove{background:#fff;color:#b91c1c;border:1px solid #b91c1c;border-radius:999px;min-width:1.9rem;min-height:1.9rem;padding:0 .4rem;font:inherit;font-weight:700;line-height:1;cursor:pointer}
+button.chip-remove:hover{background:#fef2f2}
+.chips{list-style:none;display:flex;flex-wrap:wrap;gap:.4rem;padding:0;margin:.25rem 0 .75rem}
+.label-row{display:flex;flex-wrap:wrap;gap:.25rem .5rem;align-items:flex-end}
+.label-row p{margin:.25rem 0}
+.label-row label{font-weight:600;display:block}
+.label-row input[type=text]{width:14rem;max-width:100%}
+input[type=color]{display:block;width:3.25rem;height:2.4rem;padding:.15rem;border:1px solid #6b7280;border-radius:6px;background:#fff}
+select{font:inherit;padding:.45rem .5rem;border:1px solid #6b7280;border-radius:6px;background:#fff;color:#1b1f24;max-width:100%}
+button.secondary{background:#fff;color:#1d4ed8;border:1px solid #1d4ed8;border-radius:6px;padding:.45rem .8rem;font:inherit;cursor:pointer}
 @media (max-width:40rem){thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}table,tbody,tr,th,td{display:block}tr{padding:.5rem 0;border-bottom:1px solid #d0d7de}th,td{border:0;padding:.15rem 0}td[data-label]::before{content:attr(data-label) ": ";color:#4b5563}}
 `;
 

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { assetRoutes } from './assets.js';
 import { authRoutes } from './auth.js';
 import { memberRoutes } from './members.js';
+import { labelRoutes } from './labels.js';
 import { pageRoutes } from './pages.js';
 import { settingsRoutes } from './settings.js';
 import { webhookRoutes } from './webhooks.js';
@@ -16,4 +17,5 @@ export default async function api(app: FastifyInstance, options: { appUrl: strin
   await app.register(webhookRoutes);
   await app.register(taskPageRoutes);
   await app.register(memberRoutes);
+  await app.register(labelRoutes);
 }

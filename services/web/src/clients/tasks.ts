@@ -1,6 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { grpcClientOptions, unaryApi, type GrpcClientMetrics, type UnaryApi } from '@tws/common';
 import { loadTasksProto } from '@tws/proto-types';
+import type { LabelsServiceClient } from '@tws/proto-types/generated/tasks/v1/LabelsService';
 import type { SettingsServiceClient } from '@tws/proto-types/generated/tasks/v1/SettingsService';
 import type { TaskPageServiceClient } from '@tws/proto-types/generated/tasks/v1/TaskPageService';
 import type { TasksServiceClient } from '@tws/proto-types/generated/tasks/v1/TasksService';
@@ -13,30 +14,37 @@ const settingsRpcs = ['ListApiKeys', 'CreateApiKey', 'RevokeApiKey', 'ListWorksp
 const taskPageRpcs = ['GetTaskByNumber', 'ListComments'] as const;
 const taskPageTasksRpcs = ['ListStatuses', 'ListSections', 'ListMembers', 'CreateComment'] as const;
 
+/** …and on tasks.v1.LabelsService (the workspace's labels and the labels on its tasks). */
+const labelsRpcs = ['ListLabels', 'CreateLabel', 'UpdateLabel', 'DeleteLabel', 'AddTaskLabel', 'RemoveTaskLabel'] as const;
+
 export type TasksApi = UnaryApi<TasksServiceClient, (typeof tasksRpcs)[number]>;
 export type SettingsApi = UnaryApi<SettingsServiceClient, (typeof settingsRpcs)[number]>;
 export type TaskPageApi = UnaryApi<TaskPageServiceClient, (typeof taskPageRpcs)[number]> &
   UnaryApi<TasksServiceClient, (typeof taskPageTasksRpcs)[number]>;
+export type LabelsApi = UnaryApi<LabelsServiceClient, (typeof labelsRpcs)[number]>;
 
 /** Clients of the tasks service's services the app calls (lazily connected by grpc-js), with the shared client options and metrics. */
 export function connectTasks(
   target: string,
   deadlineMs: number,
   metrics: GrpcClientMetrics,
-): { api: TasksApi; settings: SettingsApi; taskPage: TaskPageApi; close(): void } {
+): { api: TasksApi; settings: SettingsApi; taskPage: TaskPageApi; labels: LabelsApi; close(): void } {
   const proto = loadTasksProto().tasks.v1;
   const credentials = grpc.credentials.createInsecure();
   const tasks = new proto.TasksService(target, credentials, grpcClientOptions('tasks.v1.TasksService', metrics));
   const settings = new proto.SettingsService(target, credentials, grpcClientOptions('tasks.v1.SettingsService', metrics));
   const taskPage = new proto.TaskPageService(target, credentials, grpcClientOptions('tasks.v1.TaskPageService', metrics));
+  const labels = new proto.LabelsService(target, credentials, grpcClientOptions('tasks.v1.LabelsService', metrics));
   return {
     api: unaryApi(tasks, tasksRpcs, deadlineMs),
     settings: unaryApi(settings, settingsRpcs, deadlineMs),
     taskPage: { ...unaryApi(taskPage, taskPageRpcs, deadlineMs), ...unaryApi(tasks, taskPageTasksRpcs, deadlineMs) },
+    labels: unaryApi(labels, labelsRpcs, deadlineMs),
     close: () => {
       tasks.close();
       settings.close();
       taskPage.close();
+      labels.close();
     },
   };
 }

@@ -6,6 +6,7 @@ import { connectTasks } from '../clients/tasks.js';
 import { connectWebhooks } from '../clients/webhooks.js';
 import { ApiKeys } from '../domain/api-keys.js';
 import { Members } from '../domain/members.js';
+import { Labels } from '../domain/labels.js';
 import { People } from '../domain/people.js';
 import { Webhooks } from '../domain/webhooks.js';
 import { TaskPages } from '../domain/task-page.js';
@@ -22,6 +23,8 @@ declare module 'fastify' {
     taskPages: TaskPages;
     /** The members of the workspace settings, as the signed-in person. */
     members: Members;
+    /** The workspace's labels and the labels on its tasks, as the signed-in person. */
+    labels: Labels;
   }
 }
 
@@ -42,6 +45,7 @@ async function backendsPlugin(app: FastifyInstance, options: BackendsOptions): P
   const tasks = connectTasks(options.target, options.deadlineMs, options.metrics);
   app.decorate('people', new People(tasks.api));
   app.decorate('apiKeys', new ApiKeys(tasks.settings, options.revokeDeadlineMs));
+  app.decorate('labels', new Labels(tasks.labels));
   app.decorate('members', new Members(tasks.settings, options.revokeDeadlineMs));
   const webhooks = connectWebhooks(options.webhooksTarget, options.deadlineMs, options.metrics);
   app.decorate('webhooks', new Webhooks(webhooks.api));

@@ -66,7 +66,18 @@ export const Section = z
   })
   .meta({ id: 'Section' });
 
-export const Label = z.object({ id: z.string(), name: z.string(), color: z.string() }).meta({ id: 'Label' });
+/** A label element of a task's `labels` (and of the webhook payload's `data.labels`). */
+export const Label = z
+  .object({
+    id: z.string(),
+    name: z.string().meta({ description: '1–50 characters, unique in the workspace (case-insensitive).' }),
+    color: z.string().meta({ description: 'Hex colour `#RRGGBB`.', examples: ['#1D4ED8'] }),
+  })
+  .meta({
+    id: 'Label',
+    description:
+      'A label of the workspace, managed in the app (`{app_url}/{urlId}/settings/labels`). Putting it on a task or taking it off, and renaming, recolouring or deleting a label a task carries, changes the task: it emits `task.updated`.',
+  });
 
 const taskFields = {
   id: z.string(),
@@ -94,7 +105,7 @@ export const Task = z
     ...taskFields,
     createdAt: Timestamp,
     projectId: z.string(),
-    labels: z.array(Label).meta({ description: 'Read-only through the API.' }),
+    labels: z.array(Label).meta({ description: 'Read-only through the API; by name. Each element is `{id, name, color}`; a task carries at most 20.' }),
   })
   .meta({ id: 'Task' });
 

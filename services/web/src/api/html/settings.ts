@@ -39,7 +39,8 @@ export function settingsIndexPage(viewer: Viewer, workspace: WorkspaceMembership
     <p class="meta">${workspace.role === 'owner' ? 'Create keys for the API, and see and revoke every key of the workspace.' : 'Create keys for the API, and see and revoke the keys you created.'}</p></li>
   <li class="card"><h2><a href="${settingsPath(workspace)}/webhooks">Webhooks</a></h2>
     <p class="meta">Send task changes to your HTTPS endpoints: add and delete webhooks, see each delivery and its attempts, send one again.</p></li>
-  <li class="card"><h2>Labels</h2><p class="meta">Coming soon.</p></li>
+  <li class="card"><h2><a href="${settingsPath(workspace)}/labels">Labels</a></h2>
+    <p class="meta">Create, rename, recolour and delete the labels people put on tasks.</p></li>
   <li class="card"><h2><a href="${settingsPath(workspace)}/members">Members</a></h2>
     <p class="meta">${workspace.role === 'owner' ? 'See who belongs to the workspace; add people by email, change their role or remove them.' : 'See who belongs to the workspace and their role.'} Operators can also manage members with the admin CLI (<code>tws-admin</code>).</p></li>
 </ul>`,
