@@ -1,7 +1,7 @@
 /**
  * The labels of the workspace settings in a real browser (headless chromium), signed in through the
  * stack's OpenID Connect provider: a member creates a label, renames and recolours it, puts it on a
- * task through the task page's form route (303 to the task's address) and sees it in
+ * task with the task page's form (303 back to the task) and sees it in
  * GET /v1/tasks/:id and in the task.updated event; takes it off; deletes a label; the page holds at
  * a phone's width; a guest gets the refusal page, and the refusal for a forged add-label post.
  * Screenshots in test-results/screenshots/.
@@ -129,21 +129,29 @@ describe('labels in the workspace settings', () => {
     expect(await page.locator('tbody .chip').first().getAttribute('class')).toContain('chip-light');
     await screenshot(page, 'web-labels-renamed');
 
-    // The task page's add form: a 303 to the task's address; the API shows the label at once.
-    const added = await postForm(page, `/${urlId}/tasks/${task.id}/labels`, { labelId });
-    expect(added.status()).toBe(303);
-    expect(await added.headerValue('location')).toBe(`/${urlId}/task/${task.ref}`);
+    // On the task page: add the label with its form (a 303 back to the task); the API shows it at once.
+    const taskPage = `${webUrl}/${urlId}/task/${task.ref}`;
+    await page.goto(taskPage);
+    expect(await page.getByText('No labels yet.').isVisible()).toBe(true);
+    await page.locator('#add-label').selectOption(labelId);
+    await page.getByRole('button', { name: 'Add label' }).click();
+    await page.waitForURL(taskPage);
+    expect(await page.locator('.task-labels .chip').allTextContents()).toEqual(['Bug']);
     expect((await taskJson()).labels).toEqual([{ id: labelId, name: 'Bug', color: '#7F1D1D' }]);
     const [event] = await events.waitFor(task.id, 1, 0);
     expect(event!.payload.data.labels).toEqual([{ id: labelId, name: 'Bug', color: '#7F1D1D' }]);
+    await screenshot(page, 'web-task-page-labelled');
 
     await page.goto(`${webUrl}${labelsPath()}`);
     expect(await page.locator('td[data-label="Tasks"]').first().textContent()).toBe('1 task');
     expect(await page.getByText('Deleting it takes it off the 1 task that carries it.').isVisible()).toBe(true);
     await screenshot(page, 'web-labels-on-a-task');
 
-    const removed = await postForm(page, `/${urlId}/tasks/${task.id}/labels/${labelId}/remove`, {});
-    expect(removed.status()).toBe(303);
+    // Taken off on the task page (its remove button): the API and a second event show none.
+    await page.goto(taskPage);
+    await page.getByRole('button', { name: 'Remove the label Bug from this task' }).click();
+    await page.waitForURL(taskPage);
+    expect(await page.locator('.task-labels .chip').count()).toBe(0);
     expect((await taskJson()).labels).toEqual([]);
     const both = await events.waitFor(task.id, 2, 0);
     expect(both[1]!.payload.data.labels).toEqual([]);

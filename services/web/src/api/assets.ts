@@ -80,8 +80,6 @@ button.secondary:hover{background:#eff6ff}
 @media (max-width:40rem){.attempts th[data-label]::before{content:attr(data-label) " ";font-weight:400;color:#4b5563}}
 .task-facts{display:grid;grid-template-columns:repeat(auto-fit,minmax(10rem,1fr));gap:.75rem 1.5rem;margin:0}
 .done{color:#065f46;font-weight:600}
-.chips{list-style:none;padding:0;margin:0;display:flex;flex-wrap:wrap;gap:.5rem}
-.chip{display:inline-flex;align-items:center;gap:.4rem;background:#f3f4f6;color:#1b1f24;border:1px solid #d0d7de;border-radius:999px;padding:.1rem .65rem;overflow-wrap:anywhere}
 .swatch{flex:none;display:inline-block}
 .rich{overflow-wrap:anywhere}
 .rich h3,.rich h4,.rich h5{margin:1rem 0 .5rem}

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import type { Label } from '../domain/labels.js';
 import type { WorkspaceMembership } from '../domain/people.js';
 import { CommentRefused, maxCommentLength, parseTaskRef, type TaskRef } from '../domain/task-page.js';
 import { notFoundError } from '../plugins/errors.js';
@@ -31,6 +32,15 @@ async function taskAddress(app: FastifyInstance, request: FastifyRequest, urlId:
   return { viewer, workspace, ref };
 }
 
+/**
+ * The workspace's labels the task page's editor offers (fetched beside the task): owners and members
+ * label tasks; a guest gets the read-only chips (undefined), without a call that would be refused.
+ */
+async function labelsToOffer(app: FastifyInstance, workspace: WorkspaceMembership): Promise<Label[] | undefined> {
+  if (workspace.role === 'guest') return undefined;
+  return app.labels.list(workspace);
+}
+
 /** The task page `{app_url}/{urlId}/task/{taskPrefix}-{number}` and adding a comment to it. */
 export async function taskPageRoutes(root: FastifyInstance): Promise<void> {
   const app = root.withTypeProvider<ZodTypeProvider>();
@@ -39,8 +49,8 @@ export async function taskPageRoutes(root: FastifyInstance): Promise<void> {
 
   app.get('/:urlId/task/:ref', { schema: { params: taskParams, querystring: pageQuery }, config: session }, async (request, reply) => {
     const { viewer, workspace, ref } = await taskAddress(app, request, request.params.urlId, request.params.ref);
-    const data = await app.taskPages.load(workspace, ref);
-    return reply.page(taskPage(viewer, workspace, data, { notice: request.query.notice }));
+    const [data, workspaceLabels] = await Promise.all([app.taskPages.load(workspace, ref), labelsToOffer(app, workspace)]);
+    return reply.page(taskPage(viewer, workspace, data, { notice: request.query.notice, workspaceLabels }));
   });
 
   // CSRF-checked (plugins/csrf.ts). Attributed to the signed-in person; 303 back to the task.
@@ -63,8 +73,8 @@ export async function taskPageRoutes(root: FastifyInstance): Promise<void> {
           error = refused.message;
         }
       }
-      const data = await app.taskPages.load(workspace, ref);
-      return reply.page(taskPage(viewer, workspace, data, { comment: { error, text: text.slice(0, maxCommentLength) } }), 400);
+      const [data, workspaceLabels] = await Promise.all([app.taskPages.load(workspace, ref), labelsToOffer(app, workspace)]);
+      return reply.page(taskPage(viewer, workspace, data, { comment: { error, text: text.slice(0, maxCommentLength) }, workspaceLabels }), 400);
     },
   );
 }

@@ -1,8 +1,11 @@
 import type { WorkspaceMembership } from '../../domain/people.js';
-import { maxCommentLength, taskRefText, type TaskComment, type TaskLabel, type TaskPageData, type TaskRef } from '../../domain/task-page.js';
+import type { Label } from '../../domain/labels.js';
+import { maxCommentLength, taskRefText, type TaskComment, type TaskPageData, type TaskRef } from '../../domain/task-page.js';
 import { html, type SafeHtml } from './escape.js';
+import { labelChip } from './label-chip.js';
 import { csrfField, layout, type Viewer } from './layout.js';
 import { richText } from './rich-text.js';
+import { taskLabelsEditor } from './task-labels.js';
 
 export type TaskPageNotice = 'comment-added' | undefined;
 
@@ -38,15 +41,15 @@ function fileSize(bytes: number): string {
 }
 
 /**
- * The task's labels, read-only, as chips. Its own block so that the labels editor
- * (html/task-labels.ts `taskLabelsEditor(...)`) can take its place.
+ * The task's labels: owners and members get the editor (html/task-labels.ts: remove buttons and an
+ * add form of the workspace's other labels); guests, who may not label tasks, the read-only chips.
  */
-export function labelsSection(labels: readonly TaskLabel[]): SafeHtml {
+export function labelsSection(viewer: Viewer, workspace: WorkspaceMembership, data: TaskPageData, workspaceLabels: Label[] | undefined): SafeHtml {
+  const labels = data.task.labels;
+  if (workspaceLabels) return taskLabelsEditor(viewer, workspace, data.task, labels, workspaceLabels);
   return html`<section class="card" aria-labelledby="labels-title">
   <h2 id="labels-title">Labels</h2>
-  ${labels.length === 0
-    ? html`<p class="hint">No labels.</p>`
-    : html`<ul class="chips">${labels.map((label) => html`<li class="chip">${swatch(label.color)}${label.name}</li>`)}</ul>`}
+  ${labels.length === 0 ? html`<p class="hint">No labels.</p>` : html`<ul class="chips" aria-label="Labels on this task">${labels.map((label) => html`<li>${labelChip(label)}</li>`)}</ul>`}
 </section>`;
 }
 
@@ -119,7 +122,7 @@ export function taskPage(
   viewer: Viewer,
   workspace: WorkspaceMembership,
   data: TaskPageData,
-  options: { notice?: TaskPageNotice; comment?: CommentFormState } = {},
+  options: { notice?: TaskPageNotice; comment?: CommentFormState; workspaceLabels?: Label[] } = {},
 ): SafeHtml {
   const ref = taskRefText(data.ref);
   return layout({
@@ -132,7 +135,7 @@ ${options.notice === 'comment-added' ? html`<p class="notice" role="status">Your
   <h2 id="details-title" class="visually-hidden">Details</h2>
   ${details(data)}
 </section>
-${labelsSection(data.task.labels)}
+${labelsSection(viewer, workspace, data, options.workspaceLabels)}
 <section class="card" aria-labelledby="description-title">
   <h2 id="description-title">Description</h2>
   ${data.task.descriptionJson ? html`<div class="rich">${richText(data.task.descriptionJson)}</div>` : html`<p class="hint">No description.</p>`}
