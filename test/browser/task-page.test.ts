@@ -151,7 +151,8 @@ describe('the task page', () => {
     expect(await rich.locator('script').count()).toBe(0);
     const link = rich.getByRole('link', { name: 'https://example.com/docs' });
     expect(await link.getAttribute('rel')).toBe('noopener noreferrer nofollow');
-    expect(await page.getByText('No labels.').isVisible()).toBe(true);
+    // The owner labels tasks: the editor, with no label on the task yet.
+    expect(await page.getByText('No labels yet.').isVisible()).toBe(true);
     // The API key's comment, attributed to the key's name.
     const comments = page.locator('ol.comments > li');
     expect(await comments.count()).toBe(1);
@@ -240,6 +241,9 @@ describe('the task page', () => {
   it('a guest reads the task and comments, attributed to them', async () => {
     const guest = await signedIn('guest', taskPath());
     const { page } = guest;
+    // Guests may not label tasks: the labels read-only, no add form.
+    expect(await page.getByText('No labels.').isVisible()).toBe(true);
+    expect(await page.locator('#add-label').count()).toBe(0);
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toContain('Write the <b>task</b> page');
     expect(await page.locator('.rich h3').first().textContent()).toBe('Goal');
     await page.getByLabel('Add a comment').fill('A guest was here');
