@@ -12,7 +12,7 @@ import { TaskEventReader } from '../support/task-events.js';
  * the gateway: owners and members manage labels and put them on tasks, guests are refused,
  * non-members and other workspaces' ids are NOT_FOUND; an effective change of a task's labels shows
  * in GET /v1/tasks/:id at once and is a `task.updated` carrying the labels; a no-op emits nothing;
- * renaming and deleting a label update every task carrying it. The bounds of tasks.proto hold.
+ * renaming and deleting a label update every task carrying it. The bounds of proto/tasks/v1/labels.proto hold.
  */
 const stack = inject('stack');
 const proto = loadTasksProto().tasks.v1;

@@ -18,7 +18,7 @@ export interface LabelRow extends Label {
   taskCount: number;
 }
 
-/** The bounds the tasks service enforces (tasks.proto, LabelsService), checked here first for a sentence at the field. */
+/** The bounds the tasks service enforces (proto/tasks/v1/labels.proto), checked here first for a sentence at the field. */
 export const labelBounds = { nameLength: 50, perWorkspace: 200, perTask: 20 } as const;
 
 const colorPattern = /^#[0-9A-Fa-f]{6}$/;
