@@ -132,7 +132,7 @@ describe('labels in the workspace settings', () => {
     // On the task page: add the label with its form (a 303 back to the task); the API shows it at once.
     const taskPage = `${webUrl}/${urlId}/task/${task.ref}`;
     await page.goto(taskPage);
-    expect(await page.getByText('No labels yet.').isVisible()).toBe(true);
+    expect(await page.getByText('No labels yet.', { exact: true }).isVisible()).toBe(true);
     await page.locator('#add-label').selectOption(labelId);
     await page.getByRole('button', { name: 'Add label' }).click();
     await page.waitForURL(taskPage);

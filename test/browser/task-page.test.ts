@@ -152,7 +152,7 @@ describe('the task page', () => {
     const link = rich.getByRole('link', { name: 'https://example.com/docs' });
     expect(await link.getAttribute('rel')).toBe('noopener noreferrer nofollow');
     // The owner labels tasks: the editor, with no label on the task yet.
-    expect(await page.getByText('No labels yet.').isVisible()).toBe(true);
+    expect(await page.getByText('No labels yet.', { exact: true }).isVisible()).toBe(true);
     // The API key's comment, attributed to the key's name.
     const comments = page.locator('ol.comments > li');
     expect(await comments.count()).toBe(1);
@@ -242,7 +242,7 @@ describe('the task page', () => {
     const guest = await signedIn('guest', taskPath());
     const { page } = guest;
     // Guests may not label tasks: the labels read-only, no add form.
-    expect(await page.getByText('No labels.').isVisible()).toBe(true);
+    expect(await page.getByText('No labels.', { exact: true }).isVisible()).toBe(true);
     expect(await page.locator('#add-label').count()).toBe(0);
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toContain('Write the <b>task</b> page');
     expect(await page.locator('.rich h3').first().textContent()).toBe('Goal');
