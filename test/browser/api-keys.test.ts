@@ -8,7 +8,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { adminCli } from '../support/admin.js';
-import { launchBrowser, openPage, screenshot } from '../support/browser.js';
+import { launchBrowser, openPage, screenshot, signedInAt } from '../support/browser.js';
 
 const stack = inject('stack');
 const webUrl = stack.webUrl;
@@ -33,17 +33,8 @@ beforeAll(async () => {
 });
 afterAll(async () => browser?.close());
 
-/** Opens `path` signed out, signs in at the provider and lands back on it. */
-async function signedIn(role: string, path: string): Promise<{ page: Page; close(): Promise<void> }> {
-  const opened = await openPage(browser, `${webUrl}${path}`);
-  const { page } = opened;
-  await page.getByRole('link', { name: 'Sign in with your organisation' }).click();
-  await page.locator('#email').fill(user(role).email);
-  await page.locator('#password').fill(user(role).password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL(`${webUrl}${path}`);
-  return opened;
-}
+/** Opens `path` signed out, signs in at the provider as `role` and lands back on it. */
+const signedIn = (role: string, path: string) => signedInAt(browser, `${webUrl}${path}`, user(role));
 
 const workspaceWith = (key: string) => fetch(`${stack.gatewayUrl}/v1/workspace`, { headers: { 'x-api-key': key } });
 /** The key ids of the revoke forms on the page. */

@@ -6,11 +6,11 @@
  * a phone's width; a guest gets the refusal page, and the refusal for a forged add-label post.
  * Screenshots in test-results/screenshots/.
  */
-import type { Browser, Page, Response } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { adminCli } from '../support/admin.js';
 import { api } from '../support/api.js';
-import { launchBrowser, openPage, screenshot } from '../support/browser.js';
+import { fitsWidth, launchBrowser, openPage, postForm, screenshot, signedInAt } from '../support/browser.js';
 import { TaskEventReader } from '../support/task-events.js';
 
 const stack = inject('stack');
@@ -53,46 +53,10 @@ afterAll(async () => {
   await events?.stop();
 });
 
-/** Opens `path` signed out, signs in at the provider and lands back on it. */
-async function signedIn(role: string, path: string): Promise<{ page: Page; close(): Promise<void> }> {
-  const opened = await openPage(browser, `${webUrl}${path}`);
-  const { page } = opened;
-  await page.getByRole('link', { name: 'Sign in with your organisation' }).click();
-  await page.locator('#email').fill(user(role).email);
-  await page.locator('#password').fill(user(role).password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL(`${webUrl}${path}`);
-  return opened;
-}
+/** Opens `path` signed out, signs in at the provider as `role` and lands back on it. */
+const signedIn = (role: string, path: string) => signedInAt(browser, `${webUrl}${path}`, user(role));
 
 const taskJson = async () => (await api<ApiTask>('GET', `/v1/tasks/${task.id}`, { credentials: { apiKey } })).body;
-
-/**
- * Posts a form as the task page will (its CSRF field copied from a form of the open page), the way
- * a person's browser does it, and answers the response to the post itself (before any redirect).
- */
-async function postForm(page: Page, action: string, fields: Record<string, string>): Promise<Response> {
-  const [response] = await Promise.all([
-    page.waitForResponse((candidate) => candidate.request().method() === 'POST' && new URL(candidate.url()).pathname === action),
-    // (A string: the test project has no DOM typings.)
-    page.evaluate(`(() => {
-      const form = document.createElement('form');
-      form.method = 'post';
-      form.action = ${JSON.stringify(action)};
-      const fields = { _csrf: document.querySelector('input[name=_csrf]').value, ...${JSON.stringify(fields)} };
-      for (const [name, value] of Object.entries(fields)) {
-        const input = document.createElement('input');
-        input.type = 'hidden';
-        input.name = name;
-        input.value = value;
-        form.appendChild(input);
-      }
-      document.body.appendChild(form);
-      form.submit();
-    })()`),
-  ]);
-  return response;
-}
 
 describe('labels in the workspace settings', () => {
   it('a member creates, renames and recolours a label, puts it on a task and takes it off: the API and the events show it', async () => {
@@ -172,7 +136,7 @@ describe('labels in the workspace settings', () => {
     await page.waitForURL(`${webUrl}${labelsPath()}?notice=created`);
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(`${webUrl}${labelsPath()}`);
-    expect(await page.evaluate<boolean>('document.scrollingElement.scrollWidth <= window.innerWidth')).toBe(true);
+    expect(await fitsWidth(page)).toBe(true);
     await screenshot(page, 'web-labels-phone');
     await close();
   });

@@ -8,7 +8,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { adminCli } from '../support/admin.js';
-import { launchBrowser, openPage, screenshot } from '../support/browser.js';
+import { fitsWidth, launchBrowser, screenshot, signedInAt } from '../support/browser.js';
 
 const stack = inject('stack');
 const webUrl = stack.webUrl;
@@ -39,21 +39,14 @@ afterAll(async () => {
   await browser?.close();
 });
 
-/** Opens `path` signed out, signs in at the provider and lands back on it. */
+/** Opens `path` signed out, signs in at the provider as `role` and lands back on it. */
 async function signedIn(role: string, path: string, options: { width?: number; height?: number } = {}): Promise<Page> {
-  const opened = await openPage(browser, `${webUrl}${path}`, options);
+  const opened = await signedInAt(browser, `${webUrl}${path}`, user(role), options);
   sessions.push(opened);
-  const { page } = opened;
-  await page.getByRole('link', { name: 'Sign in with your organisation' }).click();
-  await page.locator('#email').fill(user(role).email);
-  await page.locator('#password').fill(user(role).password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL(`${webUrl}${path}`);
-  return page;
+  return opened.page;
 }
 
 const row = (page: Page, email: string) => page.locator('tbody tr', { has: page.getByRole('cell', { name: email, exact: true }) });
-const noOverflow = (page: Page) => page.evaluate<boolean>('document.scrollingElement.scrollWidth <= window.innerWidth');
 
 describe('Members in the workspace settings', () => {
   let memberPage: Page;
@@ -132,7 +125,7 @@ describe('Members in the workspace settings', () => {
 
   it('at a phone’s width the members page holds in one column', async () => {
     const phone = await signedIn('owner', membersPath(), { width: 390, height: 844 });
-    expect(await noOverflow(phone)).toBe(true);
+    expect(await fitsWidth(phone)).toBe(true);
     await screenshot(phone, 'web-members-phone');
   });
 });

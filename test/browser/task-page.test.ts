@@ -12,7 +12,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { adminCli } from '../support/admin.js';
 import { api } from '../support/api.js';
-import { launchBrowser, openPage, screenshot } from '../support/browser.js';
+import { fitsWidth, launchBrowser, screenshot, signedInAt } from '../support/browser.js';
 
 const stack = inject('stack');
 const webUrl = stack.webUrl;
@@ -112,16 +112,7 @@ afterAll(async () => browser?.close());
 const taskPath = () => `/${made.urlId}/task/${made.ref}`;
 
 /** Opens `path` signed out, signs in at the provider as `role` and lands back on it. */
-async function signedIn(role: string, path: string, width?: number): Promise<{ page: Page; close(): Promise<void> }> {
-  const opened = await openPage(browser, `${webUrl}${path}`, width ? { width, height: 844 } : {});
-  const { page } = opened;
-  await page.getByRole('link', { name: 'Sign in with your organisation' }).click();
-  await page.locator('#email').fill(user(role).email);
-  await page.locator('#password').fill(user(role).password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL(`${webUrl}${path}`);
-  return opened;
-}
+const signedIn = (role: string, path: string, width?: number) => signedInAt(browser, `${webUrl}${path}`, user(role), width ? { width, height: 844 } : {});
 
 let owner: { page: Page; close(): Promise<void> } | undefined;
 afterAll(async () => owner?.close());
@@ -258,7 +249,7 @@ describe('the task page', () => {
   it('at a phone’s width the page holds in one column', async () => {
     const phone = await signedIn('member', taskPath(), 390);
     const { page } = phone;
-    const overflow = await page.evaluate<boolean>('document.scrollingElement.scrollWidth <= window.innerWidth');
+    const overflow = await fitsWidth(page);
     expect(overflow).toBe(true);
     await screenshot(page, 'web-task-page-phone');
     await phone.close();

@@ -14,7 +14,7 @@ import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { adminCli, type TestWorkspace } from '../support/admin.js';
 import type { Credentials } from '../support/api.js';
-import { launchBrowser, openPage, screenshot } from '../support/browser.js';
+import { fitsWidth, launchBrowser, openPage, screenshot, signedInAt } from '../support/browser.js';
 import { createProject, createTask, patchTask, type CreatedProject } from '../support/fixtures.js';
 import { startReceiver, type ReceivedRequest, type TestReceiver } from '../support/webhooks/receiver.js';
 
@@ -52,17 +52,8 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-/** Opens `path` signed out, signs in at the provider and lands back on it. */
-async function signedIn(role: string, path: string): Promise<{ page: Page; close(): Promise<void> }> {
-  const opened = await openPage(browser, `${webUrl}${path}`);
-  const { page } = opened;
-  await page.getByRole('link', { name: 'Sign in with your organisation' }).click();
-  await page.locator('#email').fill(user(role).email);
-  await page.locator('#password').fill(user(role).password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL(`${webUrl}${path}`);
-  return opened;
-}
+/** Opens `path` signed out, signs in at the provider as `role` and lands back on it. */
+const signedIn = (role: string, path: string) => signedInAt(browser, `${webUrl}${path}`, user(role));
 
 /** The member signs in once for the whole file; the later tests reuse that session. */
 let member: { page: Page; close(): Promise<void> } | undefined;
@@ -186,7 +177,7 @@ describe('webhooks in the workspace settings', () => {
       [logPath, 'web-webhook-delivery-log-phone'],
     ] as const) {
       await page.goto(`${webUrl}${path}`);
-      expect(await page.evaluate<boolean>('document.scrollingElement.scrollWidth <= window.innerWidth')).toBe(true);
+      expect(await fitsWidth(page)).toBe(true);
       await screenshot(page, name);
     }
     await page.setViewportSize({ width: 1280, height: 800 });

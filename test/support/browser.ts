@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page, type Response } from 'playwright-core';
 import { repoRoot } from '@tws/devstack';
 
 /**
@@ -62,3 +62,54 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   await page.screenshot({ path: file, fullPage: true });
   return file;
 }
+
+/** A user of the stack's local OpenID provider (`stack.idp.users`). */
+export interface ProviderUser {
+  email: string;
+  password: string;
+}
+
+/**
+ * Opens `url` signed out in a fresh context, follows the app's sign-in link to the local provider,
+ * signs in as `user` and waits to land back on `url` (the app's return-to).
+ */
+export async function signedInAt(browser: Browser, url: string, user: ProviderUser, options: { width?: number; height?: number } = {}): Promise<OpenedPage> {
+  const opened = await openPage(browser, url, options);
+  const { page } = opened;
+  await page.getByRole('link', { name: 'Sign in with your organisation' }).click();
+  await page.locator('#email').fill(user.email);
+  await page.locator('#password').fill(user.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(url);
+  return opened;
+}
+
+/**
+ * Posts a form from the open page as a person's browser does (its CSRF field copied from a form of
+ * the page, or `_csrf` in `fields`), and answers the response to the post itself (before any redirect).
+ */
+export async function postForm(page: Page, action: string, fields: Record<string, string>): Promise<Response> {
+  const [response] = await Promise.all([
+    page.waitForResponse((candidate) => candidate.request().method() === 'POST' && new URL(candidate.url()).pathname === action),
+    // (A string: the test project has no DOM typings.)
+    page.evaluate(`(() => {
+      const form = document.createElement('form');
+      form.method = 'post';
+      form.action = ${JSON.stringify(action)};
+      const fields = { _csrf: document.querySelector('input[name=_csrf]')?.value ?? '', ...${JSON.stringify(fields)} };
+      for (const [name, value] of Object.entries(fields)) {
+        const input = document.createElement('input');
+        input.type = 'hidden';
+        input.name = name;
+        input.value = value;
+        form.appendChild(input);
+      }
+      document.body.appendChild(form);
+      form.submit();
+    })()`),
+  ]);
+  return response;
+}
+
+/** Whether the page fits its viewport's width (no horizontal scrolling: the phone-width check). */
+export const fitsWidth = (page: Page): Promise<boolean> => page.evaluate<boolean>('document.scrollingElement.scrollWidth <= window.innerWidth');
