@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { adminClient, appUrl, signIn, startWeb, uniqueEmail, type SignedIn, type WebHarness } from '../testing/harness.js';
+import { adminClient, asPeople, type SignedIn, signIn, startWeb, uniqueEmail, type WebHarness } from '../testing/harness.js';
 
 /**
  * The API keys pages with real sessions, the real tasks service (SettingsService) and its Postgres:
@@ -28,14 +28,7 @@ afterAll(async () => {
   await h.close();
 });
 
-const get = (url: string, person: SignedIn) => h.app.inject({ url, headers: { cookie: person.cookie } });
-const post = (url: string, person: SignedIn, fields: Record<string, string>, origin = appUrl) =>
-  h.app.inject({
-    method: 'POST',
-    url,
-    headers: { cookie: person.cookie, origin, 'content-type': 'application/x-www-form-urlencoded' },
-    payload: new URLSearchParams({ _csrf: person.csrf, ...fields }).toString(),
-  });
+const { get, post } = asPeople(() => h);
 const keysUrl = () => `/${urlId}/settings/api-keys`;
 const createKey = async (person: SignedIn, name: string) => {
   const response = await post(keysUrl(), person, { name });

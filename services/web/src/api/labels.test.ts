@@ -2,7 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { callUnary } from '@tws/common';
 import { loadTasksProto } from '@tws/proto-types';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { adminClient, appUrl, signIn, startWeb, uniqueEmail, type SignedIn, type WebHarness } from '../testing/harness.js';
+import { adminClient, asPeople, type SignedIn, signIn, startWeb, uniqueEmail, type WebHarness } from '../testing/harness.js';
 
 /**
  * The labels pages and the task label routes with real sessions, the real tasks service
@@ -39,14 +39,7 @@ afterAll(async () => {
   await h.close();
 });
 
-const get = (url: string, person: SignedIn) => h.app.inject({ url, headers: { cookie: person.cookie } });
-const post = (url: string, person: SignedIn, fields: Record<string, string>, origin = appUrl) =>
-  h.app.inject({
-    method: 'POST',
-    url,
-    headers: { cookie: person.cookie, origin, 'content-type': 'application/x-www-form-urlencoded' },
-    payload: new URLSearchParams({ _csrf: person.csrf, ...fields }).toString(),
-  });
+const { get, post } = asPeople(() => h);
 const labelsUrl = () => `/${urlId}/settings/labels`;
 /** The label ids of the delete forms on a list page, in order. */
 const listedIds = (body: string) => [...body.matchAll(/\/labels\/([0-9a-f-]{36})\/delete/g)].map((match) => match[1]!);

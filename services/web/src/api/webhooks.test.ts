@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { adminClient, appUrl, signIn, startWeb, uniqueEmail, type SignedIn, type WebHarness } from '../testing/harness.js';
+import { adminClient, appUrl, asPeople, type SignedIn, signIn, startWeb, uniqueEmail, type WebHarness } from '../testing/harness.js';
 
 /**
  * The webhooks pages with real sessions, the real tasks service (memberships) and the real webhooks
@@ -29,12 +29,7 @@ afterAll(async () => {
   await h.close();
 });
 
-const get = (url: string, person: SignedIn) => h.app.inject({ url, headers: { cookie: person.cookie } });
-const post = (url: string, person: SignedIn, fields: Record<string, string | string[]>, origin = appUrl) => {
-  const body = new URLSearchParams({ _csrf: person.csrf });
-  for (const [name, value] of Object.entries(fields)) for (const one of [value].flat()) body.append(name, one);
-  return h.app.inject({ method: 'POST', url, headers: { cookie: person.cookie, origin, 'content-type': 'application/x-www-form-urlencoded' }, payload: body.toString() });
-};
+const { get, post } = asPeople(() => h);
 const hooksUrl = (id = urlId) => `/${id}/settings/webhooks`;
 /** The endpoint ids of the delete forms on a list page, in order. */
 const listedIds = (body: string) => [...body.matchAll(/\/webhooks\/([0-9a-f-]{36})\/delete/g)].map((match) => match[1]!);

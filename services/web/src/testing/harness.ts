@@ -99,6 +99,22 @@ export async function signIn(h: WebHarness, email: string): Promise<SignedIn> {
   return { cookie: `${session.name}=${session.value}`, token: session.value, csrf };
 }
 
+/**
+ * Requests to the app as a signed-in person: a page (GET with their cookie) and a form post (their
+ * cookie, CSRF token and an Origin, the app's unless given; a field given a list is repeated).
+ * `harness` is read at each request (test files start the app in `beforeAll`).
+ */
+export function asPeople(harness: () => WebHarness) {
+  return {
+    get: (url: string, person: SignedIn) => harness().app.inject({ url, headers: { cookie: person.cookie } }),
+    post: (url: string, person: SignedIn, fields: Record<string, string | string[]>, origin = appUrl) => {
+      const body = new URLSearchParams({ _csrf: person.csrf });
+      for (const [name, value] of Object.entries(fields)) for (const one of [value].flat()) body.append(name, one);
+      return harness().app.inject({ method: 'POST', url, headers: { cookie: person.cookie, origin, 'content-type': 'application/x-www-form-urlencoded' }, payload: body.toString() });
+    },
+  };
+}
+
 /** The operators' AdminService of the test stack's tasks service. */
 export function adminClient(stack: TestStack) {
   const client = new (loadTasksProto().tasks.v1.AdminService)(stack.tasksGrpcTarget, grpc.credentials.createInsecure());
