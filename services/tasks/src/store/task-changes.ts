@@ -1,4 +1,5 @@
-import type { Label, RichTextNodes, SystemType, Task } from '../domain/model.js';
+import type { RichTextNodes, SystemType, Task } from '../domain/model.js';
+import { taskColumns, taskOfRow, type TaskRow } from './task-row.js';
 import type { TaskEvent } from '@tws/contracts';
 import type { Queryable } from '@tws/common';
 
@@ -25,20 +26,7 @@ export interface ChangeReferences {
   systemType: SystemType | null;
 }
 
-interface TaskForChangeRow {
-  id: string;
-  workspace_id: string;
-  number: number;
-  name: string;
-  is_completed: boolean;
-  description: RichTextNodes | null;
-  section_id: string;
-  project_id: string;
-  assignee_id: string | null;
-  status_id: string | null;
-  position: number;
-  created_at: Date;
-  labels: Label[];
+interface TaskForChangeRow extends TaskRow {
   version: string;
   ref_status_id: string | null;
   ref_status_type: SystemType | null;
@@ -50,12 +38,7 @@ interface TaskForChangeRow {
 // `xmin` (the id of the transaction that wrote this row version) is the row version: every UPDATE of
 // the row, by any code path, changes it. `r` is the request: r.task_id, r.status_id, r.list_id,
 // r.assignee_id, r.system_type.
-const readForChangeColumns = `t.id, t.workspace_id, t.number, t.name, t.is_completed, t.description, t.section_id,
-    t.project_id, t.assignee_id, t.status_id, t.position, t.created_at, t.xmin::text AS version,
-    coalesce((
-      SELECT json_agg(json_build_object('id', l.id, 'name', l.name, 'color', l.color) ORDER BY l.name, l.id)
-      FROM task_labels tl JOIN labels l ON l.id = tl.label_id WHERE tl.task_id = t.id
-    ), '[]'::json) AS labels,
+const readForChangeColumns = `${taskColumns}, t.xmin::text AS version,
     s.id AS ref_status_id, s.system_type AS ref_status_type,
     EXISTS (SELECT 1 FROM sections WHERE project_id = t.project_id AND id = r.list_id) AS list_in_project,
     EXISTS (SELECT 1 FROM members WHERE workspace_id = t.workspace_id AND user_id = r.assignee_id) AS assignee_is_member,
@@ -67,21 +50,7 @@ const readTaskForChangeSql = `SELECT ${readForChangeColumns}
   LEFT JOIN statuses s ON s.workspace_id = t.workspace_id AND s.id = r.status_id`;
 
 const toTaskForChange = (row: TaskForChangeRow): TaskForChange => ({
-  task: {
-    id: row.id,
-    workspaceId: row.workspace_id,
-    number: row.number,
-    name: row.name,
-    isCompleted: row.is_completed,
-    description: row.description,
-    listId: row.section_id,
-    projectId: row.project_id,
-    assigneeId: row.assignee_id,
-    statusId: row.status_id,
-    order: row.position,
-    createdAt: row.created_at,
-    labels: row.labels,
-  },
+  task: taskOfRow(row),
   version: row.version,
   status: row.ref_status_id === null ? null : { id: row.ref_status_id, systemType: row.ref_status_type },
   listInProject: row.list_in_project,

@@ -1,20 +1,8 @@
 import type { Queryable } from '@tws/common';
-import type { Label, Project, RichTextNodes, Task } from '../domain/model.js';
+import type { Project, RichTextNodes, Task } from '../domain/model.js';
+import { taskColumns, taskOfRow, type TaskRow } from './task-row.js';
 
-interface TaskByNumberRow {
-  id: string;
-  workspace_id: string;
-  number: number;
-  name: string;
-  is_completed: boolean;
-  description: RichTextNodes | null;
-  section_id: string;
-  project_id: string;
-  assignee_id: string | null;
-  status_id: string | null;
-  position: number;
-  created_at: Date;
-  labels: Label[];
+interface TaskByNumberRow extends TaskRow {
   project_name: string;
   project_description: string | null;
   task_prefix: string;
@@ -30,12 +18,7 @@ export async function readTaskByNumber(
 ): Promise<{ task: Task; project: Project } | null> {
   const { rows } = await db.query<TaskByNumberRow>({
     name: 'tasks-read-task-by-number',
-    text: `SELECT t.id, t.workspace_id, t.number, t.name, t.is_completed, t.description, t.section_id, t.project_id,
-             t.assignee_id, t.status_id, t.position, t.created_at,
-             coalesce((
-               SELECT json_agg(json_build_object('id', l.id, 'name', l.name, 'color', l.color) ORDER BY l.name, l.id)
-               FROM task_labels tl JOIN labels l ON l.id = tl.label_id WHERE tl.task_id = t.id
-             ), '[]'::json) AS labels,
+    text: `SELECT ${taskColumns},
              p.name AS project_name, p.description AS project_description, p.task_prefix
            FROM members m
            JOIN projects p ON p.workspace_id = m.workspace_id AND p.task_prefix = $3
@@ -46,21 +29,7 @@ export async function readTaskByNumber(
   const row = rows[0];
   if (!row) return null;
   return {
-    task: {
-      id: row.id,
-      workspaceId: row.workspace_id,
-      number: row.number,
-      name: row.name,
-      isCompleted: row.is_completed,
-      description: row.description,
-      listId: row.section_id,
-      projectId: row.project_id,
-      assigneeId: row.assignee_id,
-      statusId: row.status_id,
-      order: row.position,
-      createdAt: row.created_at,
-      labels: row.labels,
-    },
+    task: taskOfRow(row),
     project: { id: row.project_id, name: row.project_name, description: row.project_description, taskPrefix: row.task_prefix },
   };
 }
