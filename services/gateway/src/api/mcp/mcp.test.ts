@@ -110,6 +110,15 @@ describe('tools', () => {
     expect(asPerson.structuredContent).toMatchObject({ id: ids.workspace });
     const elsewhere = resultOf(await rpc('tools/call', { name: 'get_workspace', arguments: { workspaceId: ids.task } }, { bearer: token }));
     expect(elsewhere).toMatchObject({ isError: true, structuredContent: { status: 403, error: 'not a member of this workspace (403)' } });
+    for (const [workspaceId, error] of [
+      ['a\r\nx-api-key: stolen', 'not a member of this workspace (403)'],
+      ['w'.repeat(10_000), 'not a member of this workspace (403)'],
+      ['', expect.stringMatching(/^workspaceId: required/)],
+      [42, expect.stringMatching(/^workspaceId: required/)],
+    ] as const) {
+      const hostile = resultOf(await rpc('tools/call', { name: 'get_workspace', arguments: { workspaceId } }, { bearer: token }));
+      expect(hostile).toMatchObject({ isError: true, structuredContent: { error } });
+    }
   });
 
   test('REST validation answers for the tool; unknown tools and arguments are tool errors', async () => {

@@ -7,8 +7,6 @@ export interface RestAnswer {
   body: unknown;
   /** Size of the JSON body as received. */
   bytes: number;
-  /** The Retry-After of a 429, in seconds. */
-  retryAfter?: string;
 }
 
 /** A REST route refused the call (4xx/5xx): its status and its `{"error"}` message. */
