@@ -5,9 +5,9 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { callUnary } from '@tws/common';
 import { loadTasksProto } from '@tws/proto-types';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createWorkspace, issueToken, type TestWorkspace } from '../support/admin.js';
+import { adminCli, createWorkspace, issueToken, type TestWorkspace } from '../support/admin.js';
 import { api, type Credentials } from '../support/api.js';
-import { addMember, createProject, expectError, getTask, keyOf, listProjects, plainText, pollUntil, type CreatedProject, type Member } from '../support/fixtures.js';
+import { addMember, createApiKey, createProject, expectError, getTask, keyOf, listProjects, plainText, pollUntil, type CreatedProject, type Member } from '../support/fixtures.js';
 import { TaskEventReader } from '../support/task-events.js';
 
 /**
@@ -211,5 +211,25 @@ describe('hostile input', () => {
 
     const noMethod = await rawPost(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/drop' }), headers);
     expect(await noMethod.json()).toMatchObject({ error: { code: -32601 } });
+  });
+});
+
+describe('operations', () => {
+  it('tool calls are counted by tool and outcome', async () => {
+    const client = await connect({ 'x-api-key': ws.apiKey.key });
+    ok(await call(client, 'list_statuses', {}));
+    const metrics = await (await fetch(new URL('/metrics', stack.gatewayUrl))).text();
+    expect(metrics).toMatch(/^mcp_tool_calls_total\{tool="list_statuses",outcome="ok"[^}]*\} [1-9]/m);
+    expect(metrics).toMatch(/^mcp_tool_calls_total\{tool="create_task",outcome="refused"[^}]*\} [1-9]/m);
+    expect(metrics).toMatch(/^mcp_tool_call_duration_seconds_count\{[^}]*tool="find_tasks"[^}]*\} [1-9]/m);
+  });
+
+  it('a revoked API key is refused on the next MCP request', async () => {
+    const second = await createApiKey(ws.workspace.id, ws.owner.userId);
+    const client = await connect({ 'x-api-key': second.key });
+    ok(await call(client, 'get_workspace', {}));
+    expect((await adminCli(['apikey', 'revoke', '--workspace', ws.workspace.id, '--id', second.id])).code).toBe(0);
+    // The SDK client surfaces the 401 with the gateway's {"error"} body.
+    await expect(call(client, 'get_workspace', {})).rejects.toThrow(/invalid API key/);
   });
 });

@@ -153,3 +153,30 @@ describe('task resources', () => {
     expect(response.json).toMatchObject({ error: { code: -32002, message: 'MCP error -32002: task not found (404)' } });
   });
 });
+
+describe('the REST rate limit applies to tool calls', () => {
+  let limited: Harness;
+  beforeAll(async () => {
+    limited = await startGateway({ RATE_LIMIT_PER_SECOND: '0.01', RATE_LIMIT_BURST: '3' });
+    fakeCredentials(limited.fake);
+    limited.fake.handlers.set('ListProjects', () => ({ projects: [] }));
+  });
+  afterAll(async () => limited.close());
+
+  test('the /mcp request and each REST call inside take a token of the credential bucket', async () => {
+    const send = () =>
+      call(limited.app, 'POST', '/mcp', {
+        apiKey: validApiKey,
+        headers: mcpHeaders,
+        body: { jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name: 'list_projects', arguments: {} } },
+      });
+    expect(resultOf(await send())).toMatchObject({ structuredContent: { items: [] } });
+    expect(resultOf(await send())).toMatchObject({
+      isError: true,
+      structuredContent: { status: 429, error: expect.stringMatching(/^rate limit exceeded \(429\): retry after \d+ seconds$/) },
+    });
+    const refused = await send();
+    expect(refused.status).toBe(429);
+    expect(refused.headers['retry-after']).toBeDefined();
+  });
+});
