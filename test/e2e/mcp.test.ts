@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { adminCli, createWorkspace, issueToken, type TestWorkspace } from '../support/admin.js';
 import { api, type Credentials } from '../support/api.js';
 import { addMember, createApiKey, createProject, expectError, getTask, keyOf, listProjects, plainText, pollUntil, type CreatedProject, type Member } from '../support/fixtures.js';
+import { signToken } from '../support/jwt.js';
 import { TaskEventReader } from '../support/task-events.js';
 
 /**
@@ -21,6 +22,7 @@ import { TaskEventReader } from '../support/task-events.js';
 const stack = inject('stack');
 const proto = loadTasksProto().tasks.v1;
 const taskPage = new proto.TaskPageService(stack.tasksGrpcTarget, grpc.credentials.createInsecure());
+const settings = new proto.SettingsService(stack.tasksGrpcTarget, grpc.credentials.createInsecure());
 const mcpUrl = new URL('/mcp', stack.gatewayUrl);
 const mcpHeaders = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
 
@@ -181,6 +183,21 @@ describe('with a Bearer token', () => {
     expect(textOf(elsewhere)).toBe('not a member of this workspace (403)');
     const none = await call(client, 'list_projects', {});
     expect(textOf(none)).toMatch(/^workspaceId: required with a Bearer token/);
+  });
+
+  it('a person removed from the workspace gets the REST 403 on the next tool call', async () => {
+    const leaving = await addMember(ws.workspace.id, 'member');
+    const client = await connect({ authorization: `Bearer ${await issueToken(ws.workspace.id, leaving.userId, 'read write')}` });
+    ok(await call(client, 'list_projects', { workspaceId: ws.workspace.id }));
+    await callUnary(settings, settings.RemoveMember, { acting: { workspaceId: ws.workspace.id, userId: ws.owner.userId }, userId: leaving.userId });
+    expect(textOf(await call(client, 'list_projects', { workspaceId: ws.workspace.id }))).toBe('not a member of this workspace (403)');
+  });
+
+  it('a token for another audience is refused with 401 and the metadata challenge', async () => {
+    const token = await signToken({ sub: member.userId, scope: 'read write', aud: 'https://elsewhere.example' });
+    const response = await rawPost(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), { authorization: `Bearer ${token}` });
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toMatch(/resource_metadata=".*\/\.well-known\/oauth-protected-resource", error="invalid_token"$/);
   });
 });
 
