@@ -112,18 +112,33 @@ export async function startServices(options: {
   };
   const grpcTargets: Partial<Record<ServiceName, string[]>> = {};
   const gateways: ServiceInstance[] = [];
+  // The people-facing app needs an OpenID provider: started only when one is configured. Its port is
+  // chosen before the gateways start, which name the app (task URLs, the authorization server).
+  const withWeb = Boolean(sharedEnv.OIDC_ISSUER_URL && sharedEnv.OIDC_CLIENT_ID && sharedEnv.OIDC_CLIENT_SECRET);
+  const webPort = options.webPort ?? (withWeb ? await freePort() : undefined);
+  const webAppUrl = withWeb && webPort !== undefined ? `http://127.0.0.1:${webPort}` : undefined;
 
   const launch = async (name: ServiceName, replica: number, extraEnv: NodeJS.ProcessEnv = {}): Promise<ServiceInstance> => {
     const opsPort = name === 'gateway' && replica === 0 && options.gatewayPort !== undefined ? options.gatewayPort : await freePort();
     const grpcPort = edgeServices.includes(name) ? undefined : await freePort();
-    const appPort = name === 'web' ? (replica === 0 && options.webPort !== undefined ? options.webPort : await freePort()) : undefined;
+    const appPort = name === 'web' ? (replica === 0 && webPort !== undefined ? webPort : await freePort()) : undefined;
     const appUrl = appPort === undefined ? undefined : `http://127.0.0.1:${appPort}`;
     const env: NodeJS.ProcessEnv = {
       ...sharedEnv,
       HOST: '127.0.0.1',
       ...(name === 'gateway'
         ? // Attachment URLs are built from PUBLIC_BASE_URL, never from a request's Host: here, the replica's own address.
-          { PORT: String(opsPort), PUBLIC_BASE_URL: sharedEnv.PUBLIC_BASE_URL || `http://127.0.0.1:${opsPort}` }
+          // The MCP server's task resources live under the app's URL, which is also the authorization server.
+          {
+            PORT: String(opsPort),
+            PUBLIC_BASE_URL: sharedEnv.PUBLIC_BASE_URL || `http://127.0.0.1:${opsPort}`,
+            ...(webAppUrl
+              ? {
+                  APP_PUBLIC_URL: sharedEnv.APP_PUBLIC_URL || webAppUrl,
+                  OAUTH_AUTHORIZATION_SERVER_URL: sharedEnv.OAUTH_AUTHORIZATION_SERVER_URL || webAppUrl,
+                }
+              : {}),
+          }
         : name === 'web'
           ? // Pages on PORT (APP_URL), probes and metrics on OPS_PORT; a fresh session secret per stack;
             // the task page links attachments to the API's public base URL (the first gateway's PUBLIC_BASE_URL).
@@ -181,9 +196,8 @@ export async function startServices(options: {
   for (let replica = 0; replica < replicas; replica++) gateways.push(await launch('gateway', replica));
   const gatewayUrl = gateways[0]!.opsUrl;
   progress(`gateway ready at ${gatewayUrl}`);
-  // The people-facing app needs an OpenID provider: started only when one is configured.
   let webUrl: string | undefined;
-  if (sharedEnv.OIDC_ISSUER_URL && sharedEnv.OIDC_CLIENT_ID && sharedEnv.OIDC_CLIENT_SECRET) {
+  if (withWeb) {
     webUrl = (await launch('web', 0)).appUrl;
     progress(`web ready at ${webUrl}`);
   }

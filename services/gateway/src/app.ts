@@ -4,6 +4,7 @@ import { serializerCompiler, type ZodTypeProvider } from 'fastify-type-provider-
 import type { Logger } from '@tws/common';
 import type { Registry } from 'prom-client';
 import api from './api/index.js';
+import mcpRoutes from './api/mcp/index.js';
 import type { GatewayConfig } from './config.js';
 import { gatewayMetrics } from './metrics.js';
 import authPlugin from './plugins/auth.js';
@@ -56,5 +57,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   await app.register(authPlugin, { config });
   await app.register(opsPlugin, { registry: deps.registry, httpRequestDuration: metrics.httpRequestDuration });
   await app.register(api, { prefix: '/v1', publicBaseUrl: config.PUBLIC_BASE_URL });
+  // The MCP server at /mcp and its protected-resource metadata: every tool call is a /v1 call (api/mcp/rest.ts).
+  await app.register(mcpRoutes, { config, metrics: metrics.mcp });
   return app;
 }

@@ -54,6 +54,19 @@ const optionalPem = () =>
       message: 'must be a PEM "PUBLIC KEY" (SPKI)',
     });
 
+/** An optional http(s) base URL without query, fragment or credentials; a trailing slash is dropped. */
+const optionalBaseUrl = (example: string) =>
+  optionalText().pipe(
+    z
+      .url({ protocol: /^https?$/, error: `must be an http(s) URL such as ${example}` })
+      .refine((value) => {
+        const url = URL.parse(value);
+        return url === null || (url.search === '' && url.hash === '' && url.username === '' && url.password === '');
+      }, 'must be a base URL without query, fragment or credentials')
+      .transform((value) => value.replace(/\/+$/, ''))
+      .optional(),
+  );
+
 /**
  * The only place the gateway reads its environment.
  *
@@ -89,6 +102,19 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
           }, 'must be a base URL without query, fragment or credentials')
           .transform((value) => value.replace(/\/+$/, '')),
       ),
+
+      /**
+       * The people-facing app's public origin (its APP_URL, e.g. https://app.example.com): the base of
+       * task URLs `{app_url}/{urlId}/task/{taskPrefix}-{number}`, which the MCP server serves as task
+       * resources. Optional: without it the MCP server offers no task resources.
+       */
+      APP_PUBLIC_URL: optionalBaseUrl('https://app.example.com'),
+      /**
+       * The OAuth 2.0 authorization server (issuer) that grants Bearer tokens for this API, named in the
+       * protected-resource metadata (RFC 9728) at /.well-known/oauth-protected-resource. Optional:
+       * without it the document lists no authorization server (API keys only for MCP clients).
+       */
+      OAUTH_AUTHORIZATION_SERVER_URL: optionalBaseUrl('https://app.example.com'),
 
       /**
        * How long a successful API key lookup is reused at most, while the revocation stream is ready

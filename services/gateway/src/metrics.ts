@@ -8,6 +8,14 @@ export interface GatewayMetrics {
   httpRequestDuration: Histogram<'method' | 'route' | 'status_code'>;
   /** The revocation stream from tasks (plugins/revocations.ts). */
   revocations: RevocationMetrics;
+  /** MCP tool calls and resource reads (api/mcp). */
+  mcp: McpMetrics;
+}
+
+export interface McpMetrics {
+  /** By tool name (or `resource:task`, or `unknown`) and outcome. */
+  calls: Counter<'tool' | 'outcome'>;
+  duration: Histogram<'tool'>;
 }
 
 export interface RevocationMetrics {
@@ -21,6 +29,21 @@ export function gatewayMetrics(registry: Registry): GatewayMetrics {
   return {
     grpcClient: grpcClientMetrics(registry),
     httpRequestDuration: httpRequestDurationMetric(registry),
+    mcp: {
+      calls: new Counter({
+        name: 'mcp_tool_calls_total',
+        help: 'MCP tool calls and resource reads, by tool and outcome (ok, tool_error, refused, invalid, timeout, error).',
+        labelNames: ['tool', 'outcome'],
+        registers: [registry],
+      }),
+      duration: new Histogram({
+        name: 'mcp_tool_call_duration_seconds',
+        help: 'Time to answer one MCP tool call or resource read, by tool.',
+        labelNames: ['tool'],
+        buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+        registers: [registry],
+      }),
+    },
     revocations: {
       received: new Counter({
         name: 'auth_revocations_received_total',

@@ -28,6 +28,12 @@ Called with (dict "root" $ "component" "<name>"); also used by the migration Job
 {{- /* Required by the gateway: URLs it hands out never come from a request's Host header. */}}
 - name: PUBLIC_BASE_URL
   value: {{ include "task-workspace.apiPublicBaseUrl" $root | quote }}
+{{- /* The MCP server: task resources under the app's URL; the authorization server its metadata names. */}}
+{{- $appUrl := ternary (include "task-workspace.appUrl" $root) "" $root.Values.web.enabled }}
+- name: APP_PUBLIC_URL
+  value: {{ default $appUrl $values.appPublicUrl | quote }}
+- name: OAUTH_AUTHORIZATION_SERVER_URL
+  value: {{ default $appUrl $values.oauthAuthorizationServerUrl | quote }}
 - name: RATE_LIMIT_PER_SECOND
   value: {{ $values.rateLimit.perSecond | toString | quote }}
 - name: RATE_LIMIT_BURST

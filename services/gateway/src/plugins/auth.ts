@@ -3,7 +3,7 @@ import fp from 'fastify-plugin';
 import { ApiKeyAuthenticator, credentialHash } from '../domain/auth/api-keys.js';
 import { createTokenVerifier, TokenRejected, type TokenVerifier } from '../domain/auth/jwt.js';
 import { MembershipChecker } from '../domain/auth/memberships.js';
-import { allows, requiredScope, type Principal } from '../domain/auth/principal.js';
+import { allows, requiredScope, type Caller, type Principal } from '../domain/auth/principal.js';
 import type { GatewayConfig } from '../config.js';
 import { HttpError } from './errors.js';
 import { enforce, ipKey, prependOnRequest, tooManyRequests, type RateLimits } from './rate-limit.js';
@@ -14,18 +14,25 @@ declare module 'fastify' {
     readonly principal: Principal;
     /** Backing field of `principal` (null until authenticated). */
     authenticatedPrincipal: Principal | null;
+    /** The authenticated credential on a route that declares `config.auth: { credentialOnly: true }`. */
+    readonly caller: Caller;
+    /** Backing field of `caller`. */
+    authenticatedCaller: Caller | null;
   }
   interface FastifyContextConfig {
     /**
      * Who may call the route, applied by this plugin's onRoute hook:
      * - `true`: an API key, or a Bearer token with X-Workspace-Id whose scope allows the method;
      * - `{ apiKeyOnly: message }`: an API key only (a Bearer token gets 403 `message`);
+     * - `{ credentialOnly: true }`: an API key, or a valid Bearer token of any scope WITHOUT a
+     *   workspace (no X-Workspace-Id, no membership check, no method/scope check): the route
+     *   (the MCP endpoint) reads `request.caller` and names the workspace per call itself;
      * - omitted or `false`: anyone, no credentials (probes, documentation, capability URLs).
      * An authenticated route's requests are rate-limited per credential (per client IP while
      * unauthenticated), and its failed credential checks count against the client IP's
      * failed-authentication budget (AUTH_FAILURES_PER_MINUTE).
      */
-    auth?: boolean | { apiKeyOnly: string };
+    auth?: boolean | { apiKeyOnly: string } | { credentialOnly: true };
   }
 }
 
@@ -33,9 +40,8 @@ export interface AuthOptions {
   config: GatewayConfig;
 }
 
-const realm = 'Bearer realm="task-workspace-api"';
-const unauthorized = (message: string, tokenError = false): HttpError =>
-  new HttpError(401, message, { 'www-authenticate': tokenError ? `${realm}, error="invalid_token"` : realm });
+/** Where a client discovers the authorization server (RFC 9728), named in every 401 challenge. */
+export const protectedResourceMetadataPath = '/.well-known/oauth-protected-resource';
 
 function singleHeader(request: FastifyRequest, name: string): string | undefined {
   const value = request.headers[name];
@@ -65,6 +71,11 @@ const bearerPattern = /^Bearer +([A-Za-z0-9\-_.~+/]+=*) *$/i;
  */
 async function authPlugin(app: FastifyInstance, options: AuthOptions): Promise<void> {
   const { config } = options;
+  // RFC 9728 §5.1: a 401 names the protected-resource metadata, so a client (an MCP client) can find
+  // the authorization server from the challenge alone.
+  const realm = `Bearer realm="task-workspace-api", resource_metadata="${config.PUBLIC_BASE_URL}${protectedResourceMetadataPath}"`;
+  const unauthorized = (message: string, tokenError = false): HttpError =>
+    new HttpError(401, message, { 'www-authenticate': tokenError ? `${realm}, error="invalid_token"` : realm });
   const tasks = app.tasksApi;
   const apiKeys = new ApiKeyAuthenticator(tasks, config.AUTH_API_KEY_CACHE_TTL_MS);
   const memberships = new MembershipChecker(tasks, config.AUTH_MEMBERSHIP_CACHE_TTL_MS);
@@ -97,6 +108,13 @@ async function authPlugin(app: FastifyInstance, options: AuthOptions): Promise<v
     getter(this: FastifyRequest): Principal {
       if (this.authenticatedPrincipal === null) throw new Error('request.principal read on a route without authentication');
       return this.authenticatedPrincipal;
+    },
+  });
+  app.decorateRequest('authenticatedCaller', null);
+  app.decorateRequest('caller', {
+    getter(this: FastifyRequest): Caller {
+      if (this.authenticatedCaller === null) throw new Error('request.caller read on a route without credentialOnly authentication');
+      return this.authenticatedCaller;
     },
   });
 
@@ -134,7 +152,8 @@ async function authPlugin(app: FastifyInstance, options: AuthOptions): Promise<v
     };
   }
 
-  async function identify(request: FastifyRequest): Promise<{ principal: Principal; bucket: string }> {
+  /** The credential alone: an API key's principal, or a verified Bearer token's user and scopes. */
+  async function identifyCaller(request: FastifyRequest): Promise<{ caller: Caller; bucket: string }> {
     const apiKey = singleHeader(request, 'x-api-key');
     if (apiKey !== undefined) {
       const hash = credentialHash(apiKey);
@@ -154,7 +173,7 @@ async function authPlugin(app: FastifyInstance, options: AuthOptions): Promise<v
         }
         budget.release();
       }
-      return { principal, bucket: `k:${hash}` };
+      return { caller: principal, bucket: `k:${hash}` };
     }
 
     const authorization = singleHeader(request, 'authorization');
@@ -181,15 +200,40 @@ async function authPlugin(app: FastifyInstance, options: AuthOptions): Promise<v
       throw error;
     }
     budget.release();
+    return { caller: { kind: 'user', userId: verified.userId, scopes: verified.scopes }, bucket: `u:${verified.userId}` };
+  }
+
+  /** The credential and, for a Bearer token, the workspace of X-Workspace-Id it must be a member of. */
+  async function identify(request: FastifyRequest): Promise<{ principal: Principal; bucket: string }> {
+    const { caller, bucket } = await identifyCaller(request);
+    if (caller.kind === 'apiKey') return { principal: caller, bucket };
     const workspaceId = singleHeader(request, 'x-workspace-id')?.trim();
     if (!workspaceId) throw new HttpError(400, 'X-Workspace-Id header is required with a Bearer token');
-    if (!(await memberships.isMember(workspaceId, verified.userId))) {
+    if (!(await memberships.isMember(workspaceId, caller.userId))) {
       throw new HttpError(403, 'not a member of this workspace');
     }
     return {
-      principal: { workspaceId, kind: 'user', userId: verified.userId, scopes: verified.scopes },
-      bucket: `u:${workspaceId}:${verified.userId}`,
+      principal: { workspaceId, kind: 'user', userId: caller.userId, scopes: caller.scopes },
+      bucket: `u:${workspaceId}:${caller.userId}`,
     };
+  }
+
+  /** Unauthenticated requests are rate-limited by client IP. */
+  function rateLimitUnauthenticated(request: FastifyRequest, error: unknown): void {
+    if (error instanceof HttpError && error.statusCode === 401) enforce(limits.requests, ipKey(request));
+  }
+
+  /** `credentialOnly` routes: the credential is checked and rate-limited; the route checks each workspace itself. */
+  async function authenticateCaller(request: FastifyRequest): Promise<void> {
+    let identified;
+    try {
+      identified = await identifyCaller(request);
+    } catch (error) {
+      rateLimitUnauthenticated(request, error);
+      throw error;
+    }
+    request.authenticatedCaller = identified.caller;
+    enforce(limits.requests, identified.bucket);
   }
 
   /** Authenticates, rate-limits and authorizes a request to a route that declares `config.auth`. */
@@ -198,8 +242,7 @@ async function authPlugin(app: FastifyInstance, options: AuthOptions): Promise<v
     try {
       identified = await identify(request);
     } catch (error) {
-      // Unauthenticated requests are rate-limited by client IP.
-      if (error instanceof HttpError && error.statusCode === 401) enforce(limits.requests, ipKey(request));
+      rateLimitUnauthenticated(request, error);
       throw error;
     }
     const { principal, bucket } = identified;
@@ -218,6 +261,10 @@ async function authPlugin(app: FastifyInstance, options: AuthOptions): Promise<v
   app.addHook('onRoute', (route) => {
     const policy = route.config?.auth;
     if (!policy) return;
+    if (policy !== true && 'credentialOnly' in policy) {
+      prependOnRequest(route, async (request) => authenticateCaller(request));
+      return;
+    }
     const apiKeyOnly = policy === true ? undefined : policy.apiKeyOnly;
     prependOnRequest(route, async (request) => authenticate(request, apiKeyOnly));
   });

@@ -4,7 +4,7 @@ import type { Actor } from '@tws/proto-types/generated/tasks/v1/Actor';
 import type { Principal } from '../../domain/auth/principal.js';
 import { assertPathId, errorResponses, NoContent, PathId, textMaxLength } from '../schemas/common.js';
 
-const CommentText = z
+export const CommentText = z
   .string()
   .max(textMaxLength)
   .refine((text) => text.trim().length > 0, { error: 'must not be empty' })

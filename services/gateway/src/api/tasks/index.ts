@@ -38,7 +38,7 @@ const CreateTaskBody = z.strictObject({
  * A description is written as markdown (recommended), as a rich-text node array, or null to clear.
  * Nodes are checked only loosely here (objects with a `type`); the tasks service validates deeply.
  */
-const DescriptionInput = z
+export const DescriptionInput = z
   .union([
     z.string().max(textMaxLength).meta({ description: 'Markdown' }),
     z

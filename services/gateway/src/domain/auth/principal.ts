@@ -18,6 +18,19 @@ export type Principal =
 
 export type Scope = 'read' | 'write';
 
+/**
+ * Who is calling before any workspace is chosen: an API key (always bound to its workspace), or a
+ * Bearer token's user with its scopes. Set on routes that declare `config.auth: { credentialOnly }`
+ * (the MCP endpoint, where a person names the workspace per tool call).
+ */
+export type Caller =
+  | Extract<Principal, { kind: 'apiKey' }>
+  | {
+      kind: 'user';
+      userId: string;
+      scopes: ReadonlySet<Scope>;
+    };
+
 /** Parses the `scope` claim: space-delimited string (RFC 8693 / RFC 9068), or an array of strings. */
 export function scopesOf(claim: unknown): ReadonlySet<Scope> {
   const words = typeof claim === 'string' ? claim.split(' ') : Array.isArray(claim) ? claim : [];
