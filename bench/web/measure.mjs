@@ -24,7 +24,8 @@ export function pageClient(webUrl, cookie) {
     const body = await response.body.text();
     const ms = performance.now() - started;
     if (response.statusCode !== 200) return { ms, error: `status ${response.statusCode}` };
-    if (!body.includes(page.expect)) return { ms, error: `no "${page.expect}" in the page` };
+    const missing = page.expect.find((text) => !body.includes(text));
+    if (missing) return { ms, error: `no "${missing}" in the page` };
     return { ms };
   };
 }
