@@ -1,11 +1,11 @@
 // `npm run bench`: starts the whole stack on loopback (like `npm start`), measures the API against a
-// bare-fastify ceiling in the same run, then the webhook pipeline, then each service's RSS; prints a
+// bare-fastify ceiling in the same run, then the webhook pipeline, then the app's pages, then each service's RSS; prints a
 // table and writes bench/results/<timestamp>.json and bench/results/latest.json.
 // What each part measures lives beside it: api/ (one module per endpoint, the ceiling), webhooks/
 // (sustained, burst, stall), lib/ (stack, receiver, Kafka, CPU and RSS sampling, report).
 //
 // Environment knobs (all optional; read in lib/settings.mjs):
-//   BENCH_ONLY=api|webhooks     run one half only
+//   BENCH_ONLY=api|webhooks|web run one part only (web: the app's pages, bench/web/)
 //   BENCH_DURATION_S=10         measured seconds per API endpoint (after BENCH_WARMUP_S=3 of warm-up)
 //   BENCH_CONNECTIONS=50        autocannon connections
 //   BENCH_WEBHOOK_RATE=500      task changes/s of the sustained webhook run, for BENCH_WEBHOOK_SECONDS=20
@@ -20,6 +20,8 @@
 //   BENCH_NODE_OPTIONS          added to the services' NODE_OPTIONS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
 //   BENCH_EXTRA_ENV=K=V,K=V     extra environment of the services (experiments with their settings)
 //   BENCH_ENDPOINTS=<regex>     API endpoints to measure (by name, e.g. "GET /v1/projects"); default all
+//   BENCH_WEB_REQUESTS=200      requests per app page and mode (one after the other, then at BENCH_WEB_CONCURRENCY=4),
+//                               after BENCH_WEB_WARMUP=20 not measured; BENCH_WEB_PAGES=<regex> picks pages by name
 //   BENCH_MAX_LOAD=1.5          wait (up to BENCH_LOAD_WAIT_S=120 s) for the 1-min load average to drop below it
 // `node bench/run.mjs --dry-run` loads every module, prints the settings and stops (starts nothing).
 import os from 'node:os';
@@ -33,6 +35,7 @@ import { report, writeResults } from './lib/report.mjs';
 import { rssRows, rssSnapshot } from './lib/rss.mjs';
 import { servicesExtraEnv, settings, targets } from './lib/settings.mjs';
 import { startBenchStack } from './lib/stack.mjs';
+import { benchWeb } from './web/index.mjs';
 import { benchWebhooks } from './webhooks/index.mjs';
 
 async function main() {
@@ -52,8 +55,10 @@ async function main() {
     servicesExtraEnv,
     targets,
   };
-  if (settings.only !== 'webhooks') results.api = await benchApi(stack);
-  if (settings.only !== 'api') results.webhooks = await benchWebhooks(stack, receiverSide.receiver);
+  const runs = (part) => settings.only === 'all' || settings.only === part;
+  if (runs('api')) results.api = await benchApi(stack);
+  if (runs('webhooks')) results.webhooks = await benchWebhooks(stack, receiverSide.receiver);
+  if (runs('web')) results.web = await benchWeb(stack, receiverSide.receiver);
   results.rss = await rssRows(stack, rssAtStart);
   if (results.api) results.rss.push({ name: 'ceiling (bare fastify, for reference)', pid: '-', rssMb: results.api.ceilingRssMb });
   sampleLoad('end');

@@ -57,6 +57,25 @@ const webhooksTable = ({ sustained, burst }) =>
     }),
   );
 
+const webTable = (web) =>
+  table(
+    ['page', 'mode', 'requests', 'server p50 / p95 / max ms', `over ${web.targetMs} ms`, 'server mean ms', 'client p50 / p95 / max ms', 'req/s', 'CPU ms/req web (tasks)', 'errors', 'target', 'result'],
+    web.rows.map((row) => [
+      row.page,
+      row.mode,
+      row.server.requests,
+      `${row.server.p50Ms} / ${row.server.p95Ms} / ≤ ${row.server.maxMsAtMost ?? '∞'}`,
+      row.server.overTarget,
+      row.server.meanMs,
+      `${row.client.p50Ms} / ${row.client.p95Ms} / ${row.client.maxMs}`,
+      row.requestsPerSecond,
+      `${row.cpuMsPerRequest.web} (${row.cpuMsPerRequest.tasks})`,
+      row.errors,
+      `server p95 ≤ ${web.targetMs} ms; 0 errors`,
+      mark(row.met),
+    ]),
+  );
+
 const rssTable = (rss) =>
   table(
     ['process', 'pid', 'RSS MB after the run', 'RSS MB idle at start', 'V8 heap used/total MB', 'external MB', 'target', 'result'],
@@ -77,6 +96,7 @@ export function report(results) {
   const lines = [];
   if (results.api) lines.push(apiTable(results.api));
   if (results.webhooks) lines.push('', webhooksTable(results.webhooks));
+  if (results.web) lines.push('', webTable(results.web));
   lines.push('', rssTable(results.rss));
   const probes = [`at start ${results.hostProbeMsAtStart} ms`];
   if (results.webhooks) probes.push(`before the sustained webhook run ${results.webhooks.sustained.hostProbeMsBefore} ms`);
@@ -85,11 +105,15 @@ export function report(results) {
   return lines.join('\n');
 }
 
-/** Writes bench/results/<start time>.json and bench/results/latest.json. */
+/**
+ * Writes bench/results/<start time>.json and, for a full run only, bench/results/latest.json (the
+ * committed reference: a BENCH_ONLY run would leave out the other parts' keys).
+ */
 export function writeResults(results) {
   mkdirSync(resultsDir, { recursive: true });
   const file = path.join(resultsDir, `${results.startedAt.replace(/[:.]/g, '-')}.json`);
   writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
-  writeFileSync(path.join(resultsDir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
-  log(`results written to ${path.relative(repoRoot, file)} and bench/results/latest.json`);
+  const full = results.settings.only === 'all';
+  if (full) writeFileSync(path.join(resultsDir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+  log(`results written to ${path.relative(repoRoot, file)}${full ? ' and bench/results/latest.json' : ' (a partial run: latest.json, the full run\'s reference, is left as it was)'}`);
 }

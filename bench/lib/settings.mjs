@@ -20,9 +20,14 @@ export const settings = {
   webhookWarmupS: num('BENCH_WEBHOOK_WARMUP_S', 20),
   webhookLeadInS: num('BENCH_WEBHOOK_LEAD_IN_S', 5),
   webhookStallMs: num('BENCH_WEBHOOK_STALL_MS', 0),
+  webRequests: num('BENCH_WEB_REQUESTS', 200),
+  webWarmup: num('BENCH_WEB_WARMUP', 20),
+  webConcurrency: num('BENCH_WEB_CONCURRENCY', 4),
   maxLoad: num('BENCH_MAX_LOAD', 1.5),
   loadWaitS: num('BENCH_LOAD_WAIT_S', 120),
 };
+
+if (!['all', 'api', 'webhooks', 'web'].includes(settings.only)) throw new Error(`BENCH_ONLY must be api, webhooks or web, got ${settings.only}`);
 
 export const targets = {
   getTaskRatio: 0.15,
@@ -32,10 +37,14 @@ export const targets = {
   deliveriesPerSecond: 2000,
   deliveryP99Ms: 250,
   rssMb: 200,
+  webServerP95Ms: 100,
 };
 
 /** API endpoints to measure (regex on their names, BENCH_ENDPOINTS), or null for all. */
 export const endpointFilter = env.BENCH_ENDPOINTS ? new RegExp(env.BENCH_ENDPOINTS) : null;
+
+/** App pages to measure (regex on their names, BENCH_WEB_PAGES), or null for all. */
+export const webPageFilter = env.BENCH_WEB_PAGES ? new RegExp(env.BENCH_WEB_PAGES) : null;
 
 /** The knobs that change the services' own environment, as recorded in the results (`servicesExtraEnv`). */
 export const servicesExtraEnv = {

@@ -29,14 +29,14 @@ function servicesEnv({ pki, dns }) {
   };
 }
 
-/** Starts Postgres, Kafka, MinIO and the services, and watches the CPU of each service, the bench and the receiver. */
+/** Starts Postgres, Kafka, MinIO, the local OpenID provider, the services and the app (services/web), and watches the CPU of each service, the bench and the receiver. */
 export async function startBenchStack({ pki, dns, receiver }) {
-  log('starting the stack (Postgres, Kafka, MinIO, 4 services) — this takes a while');
+  log('starting the stack (Postgres, Kafka, MinIO, the OpenID provider, 4 services and the app) — this takes a while');
   const extraEnv = servicesEnv({ pki, dns });
   if (servicesExtraEnv.BENCH_EXTRA_ENV) log(`services' extra environment: ${servicesExtraEnv.BENCH_EXTRA_ENV}`);
   const stack = await startStack({ label: 'bench', extraEnv });
   onCleanup(() => stack.stop());
-  log(`stack up: gateway ${stack.services.gatewayUrl}, logs in ${stack.logDir}`);
+  log(`stack up: gateway ${stack.services.gatewayUrl}, app ${stack.services.webUrl}, provider ${stack.idp.issuer}, logs in ${stack.logDir}`);
   for (const instance of stack.services.instances) watch({ name: instance.name, pid: instance.process.child.pid, serverSide: true });
   watch({ name: 'bench (load generator)', pid: process.pid });
   watch({ name: 'receiver (Go)', pid: receiver.pid });
