@@ -28,7 +28,8 @@ const secureUrl = (example: string) =>
 const privateJwk = z
   .looseObject({
     kty: z.enum(['EC', 'OKP', 'RSA']),
-    d: z.string({ error: 'each key must be a PRIVATE key (with "d")' }).min(16, 'each key must be a PRIVATE key (with "d")'),
+    // A public key (no "d") cannot sign: `OAUTH_SIGNING_KEYS.keys.0.d: is required`.
+    d: z.string().min(16, 'must be the private part of the key'),
     kid: z.string().min(1).max(200).optional(),
     crv: z.string().optional(),
     n: z.string().optional(),

@@ -1,0 +1,93 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Page } from 'playwright-core';
+
+/**
+ * A public OAuth client of the app's authorization server (services/web), as a third-party app
+ * or an MCP client runs it: dynamic registration, the authorization request with PKCE (S256),
+ * the browser's trip through sign-in and consent, the token exchange.
+ */
+export interface OAuthMetadata {
+  issuer: string;
+  authorization_endpoint: string;
+  token_endpoint: string;
+  registration_endpoint: string;
+  revocation_endpoint: string;
+  jwks_uri: string;
+  [key: string]: unknown;
+}
+
+export interface PkcePair {
+  verifier: string;
+  challenge: string;
+}
+
+export function pkce(): PkcePair {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+}
+
+export async function metadataOf(appUrl: string): Promise<OAuthMetadata> {
+  const response = await fetch(`${appUrl}/.well-known/oauth-authorization-server`);
+  if (!response.ok) throw new Error(`metadata: ${response.status}`);
+  return (await response.json()) as OAuthMetadata;
+}
+
+export async function register(metadata: OAuthMetadata, body: Record<string, unknown>): Promise<{ status: number; json: Record<string, unknown> }> {
+  const response = await fetch(metadata.registration_endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+}
+
+export function authorizationUrl(metadata: OAuthMetadata, params: Record<string, string>): string {
+  const url = new URL(metadata.authorization_endpoint);
+  for (const [key, value] of Object.entries(params)) url.searchParams.set(key, value);
+  return url.href;
+}
+
+export async function tokenRequest(metadata: OAuthMetadata, params: Record<string, string>): Promise<{ status: number; json: Record<string, unknown> }> {
+  const response = await fetch(metadata.token_endpoint, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(params) });
+  return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+}
+
+/**
+ * Drives the browser from the authorization URL to the client's redirect URI: signs in at the
+ * local identity provider when asked, chooses `access` on the consent page when it is shown, and
+ * answers the redirect's query (code, state, iss or error). The redirect URI is never reached:
+ * the page's request to it is intercepted.
+ */
+export async function authorizeInBrowser(
+  page: Page,
+  url: string,
+  options: { redirectUri: string; user: { email: string; password: string }; access: 'read' | 'read write'; onConsent?: (page: Page) => Promise<void> },
+): Promise<URLSearchParams> {
+  let landed: URL | undefined;
+  await page.route(`${options.redirectUri}**`, async (route) => {
+    landed = new URL(route.request().url());
+    await route.fulfill({ status: 200, contentType: 'text/plain', body: 'connected' });
+  });
+  await page.goto(url);
+  const signIn = page.getByRole('link', { name: 'Sign in with your organisation' });
+  const password = page.locator('#password');
+  const allow = page.getByRole('button', { name: 'Allow' });
+  for (let step = 0; step < 6 && !landed; step++) {
+    await signIn.or(password).or(allow).first().waitFor({ timeout: 10_000 }).catch(() => undefined);
+    if (landed) break;
+    const before = page.url();
+    if (await signIn.isVisible()) {
+      await signIn.click();
+    } else if (await password.isVisible()) {
+      await page.locator('#email').fill(options.user.email);
+      await password.fill(options.user.password);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+    } else if (await allow.isVisible()) {
+      await options.onConsent?.(page);
+      await page.locator(`input[name=access][value="${options.access}"]`).check();
+      await allow.click();
+    } else {
+      break;
+    }
+    await page.waitForURL((current) => current.href !== before, { timeout: 15_000 });
+  }
+  await page.unroute(`${options.redirectUri}**`);
+  if (!landed) throw new Error(`the browser did not reach ${options.redirectUri}; it is at ${page.url()}: ${(await page.textContent('main').catch(() => '')) ?? ''}`);
+  return landed.searchParams;
+}
