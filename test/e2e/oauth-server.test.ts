@@ -11,13 +11,14 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { adminCli } from '../support/admin.js';
 import { launchBrowser, openPage, screenshot, type OpenedPage } from '../support/browser.js';
-import { authorizationUrl, authorizeInBrowser, metadataOf, pkce, register, tokenRequest, type OAuthMetadata } from '../support/oauth.js';
+import { authorizationUrl, callbackServer, authorizeInBrowser, metadataOf, pkce, register, tokenRequest, type OAuthMetadata } from '../support/oauth.js';
 
 const stack = inject('stack');
 const webUrl = stack.webUrl;
 const baseUrl = stack.gatewayUrl;
 const member = stack.idp.users.find((user) => user.role === 'member')!;
-const redirectUri = 'http://127.0.0.1:47613/callback';
+let redirectUri: string;
+let callback: Awaited<ReturnType<typeof callbackServer>>;
 
 let browser: Browser;
 let metadata: OAuthMetadata;
@@ -36,6 +37,8 @@ beforeAll(async () => {
   memberUserId = (added.json as { member: { userId: string } }).member.userId;
   expect(memberUserId).toMatch(/\S/);
   metadata = await metadataOf(webUrl);
+  callback = await callbackServer();
+  redirectUri = callback.redirectUri;
   db = new pg.Pool({ connectionString: stack.databaseUrl, max: 2, options: '-c search_path=web' });
   browser = await launchBrowser();
   opened = await openPage(browser);
@@ -47,6 +50,7 @@ afterAll(async () => {
   await opened?.close();
   await browser?.close();
   await db?.end();
+  await callback?.close();
 });
 
 /** A full authorization in the signed-in browser: answers the code's exchange. */
@@ -133,7 +137,7 @@ describe('the authorization code flow with PKCE', () => {
   it('signs in at the provider, consents to read write, and gets a JWT for the API (RFC 9068) and a refresh token', async () => {
     const { tokens } = await connect(opened.page, 'read write', async (page) => {
       expect(await page.getByRole('heading', { name: /Allow Test MCP Client/ }).isVisible()).toBe(true);
-      expect(await page.getByText('127.0.0.1:47613').first().isVisible()).toBe(true);
+      expect(await page.getByText(new URL(redirectUri).host).first().isVisible()).toBe(true);
       await screenshot(page, 'web-oauth-consent');
       const phone = await opened.context.newPage();
       await phone.setViewportSize({ width: 390, height: 800 });
@@ -205,7 +209,11 @@ describe('the authorization code flow with PKCE', () => {
 describe('attacks on the authorization endpoint', () => {
   const base = (): Record<string, string> => ({ response_type: 'code', client_id: clientId, redirect_uri: redirectUri, scope: 'read', state: 'x' });
   const authorize = (params: Record<string, string>) => fetch(authorizationUrl(metadata, params), { redirect: 'manual' });
-  const errorOf = (response: Response): string | null => new URL(response.headers.get('location') ?? 'http://none/').searchParams.get('error');
+  /** The error the client is sent back with: in the query, or in the fragment (implicit-style response modes). */
+  const errorOf = (response: Response): string | null => {
+    const location = new URL(response.headers.get('location') ?? 'http://none/');
+    return location.searchParams.get('error') ?? new URLSearchParams(location.hash.slice(1)).get('error');
+  };
 
   it('PKCE missing: refused', async () => {
     const response = await authorize(base());
@@ -228,7 +236,9 @@ describe('attacks on the authorization endpoint', () => {
 
   it('the implicit flow and another audience are refused', async () => {
     const implicit = await authorize({ ...base(), response_type: 'token', code_challenge: pkce().challenge, code_challenge_method: 'S256' });
+    expect(implicit.status).toBe(303);
     expect(errorOf(implicit)).toBe('unsupported_response_type');
+    expect(implicit.headers.get('location')).not.toMatch(/access_token|code=/);
     const other = await authorize({ ...base(), resource: 'https://elsewhere.example', code_challenge: pkce().challenge, code_challenge_method: 'S256' });
     expect(errorOf(other)).toBe('invalid_target');
   });
@@ -248,8 +258,9 @@ describe('connected apps', () => {
     await page.goto(`${webUrl}/workspaces`);
     await page.getByRole('link', { name: 'Connected apps' }).click();
     await page.waitForURL(`${webUrl}/account/connected-apps`);
-    const card = page.locator('li.card', { hasText: 'Test MCP Client' }).first();
-    expect(await card.getByText('Read and write').isVisible()).toBe(true);
+    const card = page.locator('li.card', { has: page.locator(`form[action$="/${grantId}/revoke"]`) });
+    expect(await card.getByRole('heading', { name: 'Test MCP Client' }).isVisible()).toBe(true);
+    expect(await card.getByText('Read and write').isVisible(), (await page.locator('main').textContent()) ?? '').toBe(true);
     await screenshot(page, 'web-connected-apps');
     const phone = await opened.context.newPage();
     await phone.setViewportSize({ width: 390, height: 800 });

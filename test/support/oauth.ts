@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createHash, randomBytes } from 'node:crypto';
 import type { Page } from 'playwright-core';
 
@@ -51,8 +53,8 @@ export async function tokenRequest(metadata: OAuthMetadata, params: Record<strin
 /**
  * Drives the browser from the authorization URL to the client's redirect URI: signs in at the
  * local identity provider when asked, chooses `access` on the consent page when it is shown, and
- * answers the redirect's query (code, state, iss or error). The redirect URI is never reached:
- * the page's request to it is intercepted.
+ * answers the redirect's query (code, state, iss or error). The redirect URI is the test's
+ * `callbackServer` (it answers "connected").
  */
 export async function authorizeInBrowser(
   page: Page,
@@ -60,17 +62,17 @@ export async function authorizeInBrowser(
   options: { redirectUri: string; user: { email: string; password: string }; access: 'read' | 'read write'; onConsent?: (page: Page) => Promise<void> },
 ): Promise<URLSearchParams> {
   let landed: URL | undefined;
-  await page.route(`${options.redirectUri}**`, async (route) => {
-    landed = new URL(route.request().url());
-    await route.fulfill({ status: 200, contentType: 'text/plain', body: 'connected' });
-  });
+  const reached = (): boolean => {
+    if (!landed && page.url().startsWith(options.redirectUri)) landed = new URL(page.url());
+    return landed !== undefined;
+  };
   await page.goto(url);
   const signIn = page.getByRole('link', { name: 'Sign in with your organisation' });
   const password = page.locator('#password');
   const allow = page.getByRole('button', { name: 'Allow' });
-  for (let step = 0; step < 6 && !landed; step++) {
-    await signIn.or(password).or(allow).first().waitFor({ timeout: 10_000 }).catch(() => undefined);
-    if (landed) break;
+  for (let step = 0; step < 6 && !reached(); step++) {
+    await signIn.or(password).or(allow).or(page.getByText('connected', { exact: true })).first().waitFor({ timeout: 10_000 }).catch(() => undefined);
+    if (reached()) break;
     const before = page.url();
     if (await signIn.isVisible()) {
       await signIn.click();
@@ -87,7 +89,17 @@ export async function authorizeInBrowser(
     }
     await page.waitForURL((current) => current.href !== before, { timeout: 15_000 });
   }
-  await page.unroute(`${options.redirectUri}**`);
-  if (!landed) throw new Error(`the browser did not reach ${options.redirectUri}; it is at ${page.url()}: ${(await page.textContent('main').catch(() => '')) ?? ''}`);
-  return landed.searchParams;
+  if (!reached()) throw new Error(`the browser did not reach ${options.redirectUri}; it is at ${page.url()}: ${(await page.textContent('main').catch(() => '')) ?? ''}`);
+  return (landed as URL).searchParams;
+}
+
+/** The client's redirect URI: a loopback HTTP server that answers every request with "connected". */
+export async function callbackServer(): Promise<{ redirectUri: string; close(): Promise<void> }> {
+  const server = http.createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/plain' }).end('connected'));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    redirectUri: `http://127.0.0.1:${port}/callback`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }

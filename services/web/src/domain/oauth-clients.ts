@@ -29,7 +29,8 @@ export const registrationRequest = z.looseObject({
     .min(1, 'must list at least one redirect URI')
     .max(registrationLimits.maxRedirectUris, `must list at most ${registrationLimits.maxRedirectUris} redirect URIs`),
   client_name: z.string().trim().min(1).max(registrationLimits.maxNameLength, `must be at most ${registrationLimits.maxNameLength} characters`).optional(),
-  token_endpoint_auth_method: z.literal('none', 'must be "none": only public clients (no client secret) may register').optional(),
+  // Defaulted here (RFC 7591's own default is client_secret_basic): oidc-provider decides whether to mint a secret before applying its defaults.
+  token_endpoint_auth_method: z.literal('none', 'must be "none": only public clients (no client secret) may register').default('none'),
   grant_types: z
     .array(z.enum(['authorization_code', 'refresh_token'], 'may only be authorization_code and refresh_token'))
     .max(2)

@@ -119,6 +119,9 @@ async function oauthPlugin(app: FastifyInstance, options: OAuthOptions): Promise
       return registrationError(reply, 500, 'server_error', 'The registration could not be stored. Try again in a minute.');
     });
     registration.post(oauthRoutes.registration, { config: open, onRequest: app.registrationRateLimit }, async (request, reply) => {
+      if (!request.headers['content-type']?.toLowerCase().startsWith('application/json')) {
+        return registrationError(reply, 415, 'invalid_request', 'Send the registration as application/json.');
+      }
       const parsed = registrationRequest.safeParse(request.body);
       if (!parsed.success) {
         const issue = parsed.error.issues[0]!;
