@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startWeb, type WebHarness } from '../testing/harness.js';
+
+/**
+ * The authorization server's edges in-process (with the stack's Postgres): the registration rate
+ * limit and bounds, and the pages that need a session. The whole flow through a browser is
+ * test/e2e/oauth-server.test.ts.
+ */
+const stack = inject('stack');
+let h: WebHarness;
+beforeAll(async () => {
+  h = await startWeb(stack, { OAUTH_REGISTRATION_RATE_LIMIT_PER_MINUTE: '2' });
+});
+afterAll(async () => h.close());
+
+const registration = { client_name: 'Limited', redirect_uris: ['http://127.0.0.1:5000/cb'] };
+
+describe('POST /oauth/register', () => {
+  it('is rate limited per client IP: the third in a minute gets 429 JSON with Retry-After', async () => {
+    const register = (remoteAddress: string) =>
+      h.app.inject({ method: 'POST', url: '/oauth/register', remoteAddress, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(registration) });
+    expect((await register('10.1.0.1')).statusCode).toBe(201);
+    expect((await register('10.1.0.1')).statusCode).toBe(201);
+    const limited = await register('10.1.0.1');
+    expect(limited.statusCode).toBe(429);
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    expect(limited.json()).toMatchObject({ error: 'too_many_requests' });
+    expect(limited.json<{ error_description: string }>().error_description).toMatch(/Wait \d+ seconds, then try again/);
+    // Another address is not affected.
+    expect((await register('10.1.0.2')).statusCode).toBe(201);
+  });
+
+  it('needs no Origin or CSRF token (other apps call it), and refuses a body over 16 KiB', async () => {
+    const big = await h.app.inject({
+      method: 'POST',
+      url: '/oauth/register',
+      remoteAddress: '10.1.0.3',
+      headers: { 'content-type': 'application/json', origin: 'https://elsewhere.example' },
+      payload: JSON.stringify({ ...registration, padding: 'x'.repeat(17_000) }),
+    });
+    expect(big.statusCode).toBe(413);
+    expect(big.json()).toMatchObject({ error: 'invalid_request' });
+  });
+});
+
+describe('pages of the authorization server', () => {
+  it('metadata is served at both well-known addresses with the issuer APP_URL', async () => {
+    for (const url of ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']) {
+      const response = await h.app.inject({ url });
+      expect(response.statusCode).toBe(200);
+      expect(response.json()).toMatchObject({ issuer: h.config.APP_URL, code_challenge_methods_supported: ['S256'] });
+    }
+  });
+
+  it('signed out, an interaction and the connected apps send the person to sign in and back', async () => {
+    for (const url of ['/oauth/interaction/abc123', '/account/connected-apps']) {
+      const response = await h.app.inject({ url });
+      expect(response.statusCode).toBe(303);
+      expect(response.headers.location).toBe(`/?returnTo=${encodeURIComponent(url)}`);
+    }
+  });
+
+  it('a consent or a disconnect posted from another site is refused (403)', async () => {
+    for (const url of ['/oauth/interaction/abc123', '/account/connected-apps/g1/revoke']) {
+      const response = await h.app.inject({
+        method: 'POST',
+        url,
+        headers: { origin: 'https://evil.example', 'content-type': 'application/x-www-form-urlencoded' },
+        payload: 'decision=allow&access=read+write',
+      });
+      expect(response.statusCode).toBe(403);
+    }
+  });
+});
