@@ -150,6 +150,9 @@ describe('the authorization code flow with PKCE', () => {
     const jwks = createRemoteJWKSet(new URL(metadata.jwks_uri));
     const { payload, protectedHeader } = await jwtVerify(tokens.access_token, jwks, { issuer: webUrl, audience: baseUrl, typ: 'at+jwt' });
     expect(protectedHeader.typ).toBe('at+jwt');
+    // Signed by the first key of OAUTH_SIGNING_KEYS (the first one the JWKS publishes).
+    const published = (await (await fetch(metadata.jwks_uri)).json()) as { keys: Array<{ kid: string }> };
+    expect(protectedHeader.kid).toBe(published.keys[0]!.kid);
     expect(payload).toMatchObject({ sub: memberUserId, scope: 'read write', client_id: clientId, aud: baseUrl, iss: webUrl });
     expect(typeof payload.jti).toBe('string');
     expect(typeof payload.grant_id).toBe('string');

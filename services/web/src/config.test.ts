@@ -58,6 +58,7 @@ describe('config', () => {
     [{ OAUTH_SIGNING_KEYS: '{"keys":[]}' }, /OAUTH_SIGNING_KEYS.*at least one key/],
     [{ OAUTH_SIGNING_KEYS: '{"keys":[{"kty":"EC","crv":"P-256","x":"a","y":"b"}]}' }, /OAUTH_SIGNING_KEYS.keys.0.d: is required/],
     [{ OAUTH_SIGNING_KEYS: '{"keys":[{"kty":"oct","k":"c2VjcmV0c2VjcmV0c2VjcmV0"}]}' }, /OAUTH_SIGNING_KEYS/],
+    [{ OAUTH_SIGNING_KEYS: JSON.stringify({ keys: [{ ...generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' }), alg: 'RS256' }] }) }, /OAUTH_SIGNING_KEYS.*"alg"/],
     [{ OAUTH_REGISTRATION_RATE_LIMIT_PER_MINUTE: '-1' }, /OAUTH_REGISTRATION_RATE_LIMIT_PER_MINUTE/],
   ])('%j fails naming the variable', (change, message) => {
     expect(() => loadConfig({ ...required, ...change } as NodeJS.ProcessEnv)).toThrow(message);

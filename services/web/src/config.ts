@@ -31,12 +31,14 @@ const privateJwk = z
     // A public key (no "d") cannot sign: `OAUTH_SIGNING_KEYS.keys.0.d: is required`.
     d: z.string().min(16, 'must be the private part of the key'),
     kid: z.string().min(1).max(200).optional(),
+    alg: z.string().max(20).optional(),
     crv: z.string().optional(),
     n: z.string().optional(),
   })
   .refine((jwk) => jwk.kty !== 'EC' || jwk.crv === 'P-256', 'EC keys must be on the P-256 curve (ES256)')
   .refine((jwk) => jwk.kty !== 'OKP' || jwk.crv === 'Ed25519', 'OKP keys must be Ed25519 (EdDSA)')
-  .refine((jwk) => jwk.kty !== 'RSA' || (jwk.n?.length ?? 0) >= 342, 'RSA keys must have at least 2048 bits');
+  .refine((jwk) => jwk.kty !== 'RSA' || (jwk.n?.length ?? 0) >= 342, 'RSA keys must have at least 2048 bits')
+  .refine((jwk) => jwk.alg === undefined || jwk.alg === signingAlgorithm(jwk), 'a key\'s "alg", when given, must be ES256 (EC P-256), EdDSA (Ed25519) or RS256 (RSA)');
 
 const oauthSigningKeys = z
   .string()

@@ -1,5 +1,10 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startWeb, type WebHarness } from '../testing/harness.js';
+
+const key = (kid: string) => ({ ...generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' }), kid });
+/** Rotation: the new key first (it signs), the old one still published. */
+const signingKeys = { keys: [key('new-key'), key('old-key')] };
 
 /**
  * The authorization server's edges in-process (with the stack's Postgres): the registration rate
@@ -9,7 +14,7 @@ import { startWeb, type WebHarness } from '../testing/harness.js';
 const stack = inject('stack');
 let h: WebHarness;
 beforeAll(async () => {
-  h = await startWeb(stack, { OAUTH_REGISTRATION_RATE_LIMIT_PER_MINUTE: '2' });
+  h = await startWeb(stack, { OAUTH_REGISTRATION_RATE_LIMIT_PER_MINUTE: '2', OAUTH_SIGNING_KEYS: JSON.stringify(signingKeys) });
 });
 afterAll(async () => h.close());
 
@@ -49,6 +54,15 @@ describe('pages of the authorization server', () => {
       const response = await h.app.inject({ url });
       expect(response.statusCode).toBe(200);
       expect(response.json()).toMatchObject({ issuer: h.config.APP_URL, code_challenge_methods_supported: ['S256'] });
+    }
+  });
+
+  it('publishes every signing key (public halves only), the signing one first', async () => {
+    const jwks = (await h.app.inject({ url: '/oauth/jwks' })).json<{ keys: Array<Record<string, unknown>> }>();
+    expect(jwks.keys.map((published) => published.kid)).toEqual(['new-key', 'old-key']);
+    for (const published of jwks.keys) {
+      expect(published).toMatchObject({ kty: 'EC', crv: 'P-256', alg: 'ES256', use: 'sig' });
+      expect(published.d).toBeUndefined();
     }
   });
 

@@ -115,7 +115,9 @@ export function buildOAuthProvider(options: OAuthProviderOptions): Provider {
       long: cookieOptions,
       short: cookieOptions,
     },
-    jwks: { keys: signingKeys.map((key) => ({ ...key, use: 'sig' })) as NonNullable<Configuration['jwks']>['keys'] },
+    // Every key with its `alg` and `use`, so oidc-provider's key selection scores them alike and
+    // keeps their order: the first key of its algorithm signs, the others are only published.
+    jwks: { keys: signingKeys.map((key) => ({ ...key, alg: signingAlgorithm(key), use: 'sig' })) as NonNullable<Configuration['jwks']>['keys'] },
     ttl: { ...oauthTtl },
     renderError: (ctx, out) => {
       options.renderError(ctx, 'Authorization refused', `${out.error_description ?? out.error}. Go back to the app that sent you here and try connecting again.`);
