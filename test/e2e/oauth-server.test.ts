@@ -209,6 +209,18 @@ describe('the authorization code flow with PKCE', () => {
   });
 });
 
+describe('the person denies', () => {
+  it('the client gets access_denied and no code', async () => {
+    const fresh = await openPage(browser);
+    const { challenge } = pkce();
+    const url = authorizationUrl(metadata, { response_type: 'code', client_id: clientId, redirect_uri: redirectUri, scope: 'read', state: 'd', code_challenge: challenge, code_challenge_method: 'S256' });
+    const answer = await authorizeInBrowser(fresh.page, url, { redirectUri, user: member, access: 'deny' });
+    expect(answer.get('error')).toBe('access_denied');
+    expect(answer.get('code')).toBeNull();
+    await fresh.close();
+  });
+});
+
 describe('attacks on the authorization endpoint', () => {
   const base = (): Record<string, string> => ({ response_type: 'code', client_id: clientId, redirect_uri: redirectUri, scope: 'read', state: 'x' });
   const authorize = (params: Record<string, string>) => fetch(authorizationUrl(metadata, params), { redirect: 'manual' });

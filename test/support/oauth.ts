@@ -59,7 +59,7 @@ export async function tokenRequest(metadata: OAuthMetadata, params: Record<strin
 export async function authorizeInBrowser(
   page: Page,
   url: string,
-  options: { redirectUri: string; user: { email: string; password: string }; access: 'read' | 'read write'; onConsent?: (page: Page) => Promise<void> },
+  options: { redirectUri: string; user: { email: string; password: string }; access: 'read' | 'read write' | 'deny'; onConsent?: (page: Page) => Promise<void> },
 ): Promise<URLSearchParams> {
   let landed: URL | undefined;
   const reached = (): boolean => {
@@ -82,8 +82,12 @@ export async function authorizeInBrowser(
       await page.getByRole('button', { name: 'Sign in' }).click();
     } else if (await allow.isVisible()) {
       await options.onConsent?.(page);
-      await page.locator(`input[name=access][value="${options.access}"]`).check();
-      await allow.click();
+      if (options.access === 'deny') {
+        await page.getByRole('button', { name: 'Deny' }).click();
+      } else {
+        await page.locator(`input[name=access][value="${options.access}"]`).check();
+        await allow.click();
+      }
     } else {
       break;
     }
