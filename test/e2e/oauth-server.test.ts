@@ -209,6 +209,21 @@ describe('the authorization code flow with PKCE', () => {
   });
 });
 
+describe('the app session decides who the person is', () => {
+  it('signed out of the app, the next authorization asks to sign in again (no code from the provider’s own session)', async () => {
+    const fresh = await openPage(browser);
+    await connect(fresh.page, 'read');
+    await fresh.page.goto(`${webUrl}/workspaces`);
+    await fresh.page.getByRole('button', { name: 'Sign out' }).click();
+    await fresh.page.waitForURL(`${webUrl}/?notice=signed-out`);
+    const { challenge } = pkce();
+    await fresh.page.goto(authorizationUrl(metadata, { response_type: 'code', client_id: clientId, redirect_uri: redirectUri, scope: 'read', state: 'again', code_challenge: challenge, code_challenge_method: 'S256' }));
+    expect(fresh.page.url()).toMatch(new RegExp(`^${webUrl}/\\?returnTo=%2Foauth%2Finteraction%2F`));
+    expect(await fresh.page.getByRole('link', { name: 'Sign in with your organisation' }).isVisible()).toBe(true);
+    await fresh.close();
+  });
+});
+
 describe('the person denies', () => {
   it('the client gets access_denied and no code', async () => {
     const fresh = await openPage(browser);

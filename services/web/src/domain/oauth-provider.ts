@@ -1,5 +1,5 @@
 import { hkdfSync } from 'node:crypto';
-import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import Provider, { errors, interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import { signingAlgorithm, type WebConfig } from '../config.js';
 
 /** Where the authorization server's endpoints are (the issuer is APP_URL itself, see plugins/oauth.ts). */
@@ -36,6 +36,24 @@ export const oauthTtl = {
 /** The audience of every access token: the API's base URL, for any resource indicator at or under it (e.g. `{base_url}/mcp`). */
 export function audienceOf(resource: string, baseUrl: string): string | undefined {
   return resource === baseUrl || resource === `${baseUrl}/` || resource.startsWith(`${baseUrl}/`) ? baseUrl : undefined;
+}
+
+/**
+ * oidc-provider's default prompts, with one more login check: every authorization request goes
+ * through the app's interaction (api/oauth-interactions.ts), which asks the app's session who the
+ * person is. Without it, the provider's own session cookie would let a browser whose person signed
+ * out of the app (or another person signed in) get codes silently for the previous person.
+ */
+export function interactionPolicyFollowingTheAppSession(): interactionPolicy.Prompt[] {
+  const policy = interactionPolicy.base();
+  const login = policy.get('login')!;
+  login.checks.add(
+    new interactionPolicy.Check('app_session', 'the app session decides who the person is', (ctx) =>
+      ctx.oidc.result?.login ? interactionPolicy.Check.NO_NEED_TO_PROMPT : interactionPolicy.Check.REQUEST_PROMPT,
+    ),
+    0,
+  );
+  return policy;
 }
 
 export interface OAuthProviderOptions {
@@ -76,7 +94,7 @@ export function buildOAuthProvider(options: OAuthProviderOptions): Provider {
     claims: { openid: ['sub'] },
     routes: oauthRoutes,
     allowOmittingSingleRegisteredRedirectUri: false,
-    interactions: { url: (_ctx, interaction) => `/oauth/interaction/${interaction.uid}` },
+    interactions: { policy: interactionPolicyFollowingTheAppSession(), url: (_ctx, interaction) => `/oauth/interaction/${interaction.uid}` },
     findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
     // Every client allowed the refresh_token grant gets a refresh token, rotated at every use; a
     // rotated one presented again revokes the whole grant (oidc-provider's refresh_token grant).
