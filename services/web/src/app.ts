@@ -66,7 +66,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
     metrics: metrics.grpcClient,
   });
   await app.register(signInPlugin, { config, keys, logger, outcomes: metrics.signIns });
-  await app.register(oauthPlugin, { config, pool, logger: logger.child({ component: 'oauth' }) });
+  await app.register(oauthPlugin, { config, pool, logger: logger.child({ component: 'oauth' }), httpRequestDuration: metrics.httpRequestDuration });
   await app.register(api, { appUrl: config.APP_URL });
 
   const sweeper = sessionSweeper(app.sessions, app.connectedApps, config.SESSION_SWEEP_INTERVAL_MS, logger.child({ component: 'session-sweeper' }));

@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { errors, type InteractionResults } from 'oidc-provider';
 import { z } from 'zod';
 import { UserFacingError } from '../domain/errors.js';
-import { apiScopes } from '../domain/oauth-provider.js';
+import { consentFor } from '../domain/oauth-consent.js';
 import { consentPage } from './html/oauth.js';
 import type { Viewer } from './html/layout.js';
 import { viewerOf } from './viewer.js';
@@ -93,15 +93,11 @@ export async function oauthInteractionRoutes(root: FastifyInstance): Promise<voi
     const clientId = String(details.params.client_id);
     const existing = details.grantId ? await provider.Grant.find(details.grantId) : undefined;
     const grant = existing ?? new provider.Grant({ accountId: userId, clientId });
-    const chosen = new Set(request.body.access.split(' '));
     const prompt = details.prompt.details as { missingOIDCScope?: string[]; missingOIDCClaims?: string[] };
     if (prompt.missingOIDCScope) grant.addOIDCScope(prompt.missingOIDCScope.join(' '));
     if (prompt.missingOIDCClaims) grant.addOIDCClaims(prompt.missingOIDCClaims);
-    for (const [resource, scopes] of Object.entries(missingScopes(details))) {
-      const allowed = scopes.filter((scope) => chosen.has(scope) && (apiScopes as readonly string[]).includes(scope));
-      const refused = scopes.filter((scope) => !allowed.includes(scope));
-      if (allowed.length > 0) grant.addResourceScope(resource, allowed.join(' '));
-      // Refused scopes are recorded as such, so the provider does not ask again for them in this grant.
+    for (const { resource, granted, refused } of consentFor(missingScopes(details), request.body.access)) {
+      if (granted.length > 0) grant.addResourceScope(resource, granted.join(' '));
       if (refused.length > 0) grant.rejectResourceScope(resource, refused.join(' '));
     }
     const grantId = await grant.save();

@@ -48,6 +48,26 @@ describe('POST /oauth/register', () => {
   });
 });
 
+describe('storage', () => {
+  it('the sweeper deletes expired rows and old revoked-grant records, and keeps live ones', async () => {
+    await h.db.query(`INSERT INTO oauth_models (model, id, payload, expires_at) VALUES
+      ('AuthorizationCode', 'sweep-expired', '{}', now() - interval '1 second'),
+      ('AuthorizationCode', 'sweep-live', '{}', now() + interval '1 minute')`);
+    await h.db.query(`INSERT INTO oauth_revoked_grants (grant_id, revoked_at) VALUES ('sweep-old', now() - interval '2 days'), ('sweep-new', now())`);
+    await h.app.connectedApps.sweep();
+    const models = await h.db.query<{ id: string }>(`SELECT id FROM oauth_models WHERE id LIKE 'sweep-%' ORDER BY id`);
+    expect(models.rows.map((row) => row.id)).toEqual(['sweep-live']);
+    const revoked = await h.db.query<{ grant_id: string }>(`SELECT grant_id FROM oauth_revoked_grants WHERE grant_id LIKE 'sweep-%'`);
+    expect(revoked.rows.map((row) => row.grant_id)).toEqual(['sweep-new']);
+  });
+
+  it('the endpoints handed to oidc-provider are measured by route template', async () => {
+    await h.app.inject({ url: '/oauth/jwks' });
+    const metrics = await h.registry.metrics();
+    expect(metrics).toMatch(/http_request_duration_seconds_count\{[^}]*route="\/oauth\/\*"[^}]*status_code="200"/);
+  });
+});
+
 describe('pages of the authorization server', () => {
   it('metadata is served at both well-known addresses with the issuer APP_URL', async () => {
     for (const url of ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']) {

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type Provider from 'oidc-provider';
+import type { Histogram } from 'prom-client';
 import type { Logger, Pool } from '@tws/common';
 import { errorPage } from '../api/html/pages.js';
 import type { WebConfig } from '../config.js';
@@ -27,6 +28,7 @@ export interface OAuthOptions {
   config: WebConfig;
   pool: Pool;
   logger: Logger;
+  httpRequestDuration: Histogram<'method' | 'route' | 'status_code'>;
 }
 
 /** JSON errors of the registration endpoint (RFC 7591 §3.2.2 shape: `error` + `error_description`). */
@@ -72,6 +74,11 @@ async function oauthPlugin(app: FastifyInstance, options: OAuthOptions): Promise
     delete raw.headers['x-forwarded-host'];
     if (!config.TRUST_PROXY) delete raw.headers['x-forwarded-for'];
     if (url !== undefined) raw.url = url;
+    // A hijacked reply skips fastify's onResponse hooks: the RED histogram is observed here instead.
+    const route = request.routeOptions.url ?? 'unmatched';
+    reply.raw.once('finish', () => {
+      options.httpRequestDuration.observe({ method: request.method, route, status_code: String(reply.raw.statusCode) }, reply.elapsedTime / 1000);
+    });
     reply.hijack();
     return Promise.resolve(callback(raw, reply.raw));
   };
