@@ -61,6 +61,25 @@ describe('storage', () => {
     expect(revoked.rows.map((row) => row.grant_id)).toEqual(['sweep-new']);
   });
 
+  it('a registered client is kept 30 days without a grant, and while it has one', async () => {
+    const registered = await h.app.inject({
+      method: 'POST',
+      url: '/oauth/register',
+      remoteAddress: '10.1.0.9',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify(registration),
+    });
+    const clientId = registered.json<{ client_id: string }>().client_id;
+    const days = async (): Promise<number> =>
+      Number((await h.db.query<{ days: string }>(`SELECT extract(epoch FROM expires_at - now()) / 86400 AS days FROM oauth_models WHERE model = 'Client' AND id = $1`, [clientId])).rows[0]!.days);
+    expect(await days()).toBeCloseTo(30, 0);
+    const grant = new h.app.oauthProvider.Grant({ accountId: 'someone', clientId });
+    grant.addResourceScope(h.config.API_PUBLIC_BASE_URL, 'read');
+    await grant.save();
+    // The grant lives 30 days: the client at least 30 days beyond.
+    expect(await days()).toBeCloseTo(60, 0);
+  });
+
   it('the endpoints handed to oidc-provider are measured by route template', async () => {
     await h.app.inject({ url: '/oauth/jwks' });
     const metrics = await h.registry.metrics();

@@ -94,6 +94,8 @@ export function buildOAuthProvider(options: OAuthProviderOptions): Provider {
     claims: { openid: ['sub'] },
     routes: oauthRoutes,
     allowOmittingSingleRegisteredRedirectUri: false,
+    // Browser-based public clients may call the token and revocation endpoints from their redirect URIs' origins only.
+    clientBasedCORS: (_ctx, origin, client) => origin !== 'null' && (client.redirectUris ?? []).some((uri) => URL.parse(uri)?.origin === origin),
     interactions: { policy: interactionPolicyFollowingTheAppSession(), url: (_ctx, interaction) => `/oauth/interaction/${interaction.uid}` },
     findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
     // Every client allowed the refresh_token grant gets a refresh token, rotated at every use; a
@@ -106,7 +108,8 @@ export function buildOAuthProvider(options: OAuthProviderOptions): Provider {
     features: {
       devInteractions: { enabled: false },
       registration: { enabled: true, initialAccessToken: false, issueRegistrationAccessToken: false },
-      revocation: { enabled: true },
+      // A client revokes only its own tokens (another's: answered 200 and ignored, RFC 7009 §2.2).
+      revocation: { enabled: true, allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId },
       userinfo: { enabled: false },
       rpInitiatedLogout: { enabled: false },
       introspection: { enabled: false },

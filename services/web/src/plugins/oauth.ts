@@ -96,17 +96,10 @@ async function oauthPlugin(app: FastifyInstance, options: OAuthOptions): Promise
     return handOver(request, reply);
   };
   const unreachable = async (): Promise<void> => undefined;
-  for (const url of ['/oauth/*', '/.well-known/openid-configuration']) {
+  // oidc-provider serves both metadata documents (RFC 8414's and OpenID discovery's, the same content).
+  for (const url of ['/oauth/*', '/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']) {
     app.route({ method: ['GET', 'POST', 'OPTIONS'], url, config: open, onRequest: delegated, handler: unreachable });
   }
-  // RFC 8414's path, the same document as OpenID Connect discovery's.
-  app.route({
-    method: ['GET', 'OPTIONS'],
-    url: '/.well-known/oauth-authorization-server',
-    config: open,
-    onRequest: (request, reply) => handOver(request, reply, '/.well-known/openid-configuration'),
-    handler: unreachable,
-  });
 
   await app.register(async (registration) => {
     registration.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: registrationLimits.maxBodyBytes }, (_request, body, done) => {

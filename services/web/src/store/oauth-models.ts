@@ -1,6 +1,9 @@
 import type { Adapter, AdapterPayload } from 'oidc-provider';
 import { inTransaction, type Pool, type Queryable } from '@tws/common';
 
+/** How long a registered client is kept without a grant (after its registration, or after its latest grant ends). */
+export const clientUnusedTtlSeconds = 30 * 86_400;
+
 /**
  * oidc-provider's storage on Postgres (table web.oauth_models, migration 002): one instance per
  * model name (Client, Grant, AuthorizationCode, RefreshToken, Session, Interaction…). Rows past
@@ -17,6 +20,17 @@ export class PostgresAdapter implements Adapter {
   async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
     const grantId = payload.grantId ?? (this.model === 'Grant' ? id : null);
     const accountId = this.model === 'Grant' ? (payload.accountId ?? null) : null;
+    // oidc-provider keeps clients forever; a dynamically registered one here lives CLIENT_UNUSED_TTL
+    // after its registration or after the end of its latest grant, so abandoned registrations go.
+    if (this.model === 'Client') expiresIn = clientUnusedTtlSeconds;
+    if (this.model === 'Grant' && payload.clientId && expiresIn > 0) {
+      await this.pool.query({
+        name: 'web-oauth-extend-client',
+        text: `UPDATE oauth_models SET expires_at = GREATEST(expires_at, now() + make_interval(secs => $2::int + $3::int))
+          WHERE model = 'Client' AND id = $1 AND expires_at IS NOT NULL`,
+        values: [payload.clientId, Math.ceil(expiresIn), clientUnusedTtlSeconds],
+      });
+    }
     await this.pool.query({
       name: 'web-oauth-upsert',
       text: `INSERT INTO oauth_models (model, id, payload, grant_id, uid, account_id, expires_at)
