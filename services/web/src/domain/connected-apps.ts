@@ -13,19 +13,25 @@ export const maxConnectedApps = 200;
  * web.oauth_revoked_grants (here, and by the adapter when oidc-provider revokes a grant itself:
  * a rotated refresh token reused, RFC 7009). Its refresh tokens are gone at once; its access
  * tokens (JWTs carrying `grant_id`) stay valid until they expire (≤ 1 h) unless the resource
- * server refuses listed grant ids — the gateway's part of issue #17, which reads that table (or
- * a push built on it) as it does for revoked API keys.
+ * server refuses them — the gateway's part of issue #17, to be pushed from the one hook every
+ * revocation passes through (plugins/oauth.ts `grantRevoked`), as revoked API keys are pushed.
  */
 export class ConnectedApps {
-  constructor(private readonly pool: Pool) {}
+  constructor(
+    private readonly pool: Pool,
+    /** Called once per grant revoked here, after it is recorded (plugins/oauth.ts `grantRevoked`). */
+    private readonly onRevoked: (grantId: string) => Promise<void>,
+  ) {}
 
   list(userId: string): Promise<GrantRow[]> {
     return listGrants(this.pool, userId, maxConnectedApps);
   }
 
   /** False when the person has no such grant (another person's grant included). */
-  revoke(userId: string, grantId: string): Promise<boolean> {
-    return revokeGrantOf(this.pool, userId, grantId);
+  async revoke(userId: string, grantId: string): Promise<boolean> {
+    const revoked = await revokeGrantOf(this.pool, userId, grantId);
+    if (revoked) await this.onRevoked(grantId);
+    return revoked;
   }
 
   /** Deletes expired rows and revoked-grant records older than a day (every access token of the grant expired long before). */

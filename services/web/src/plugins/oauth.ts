@@ -52,7 +52,19 @@ function registrationError(reply: FastifyReply, status: number, error: string, d
 async function oauthPlugin(app: FastifyInstance, options: OAuthOptions): Promise<void> {
   const { config, pool, logger } = options;
   const appUrl = new URL(config.APP_URL);
-  const onGrantRevoked = (grantId: string): Promise<void> => recordRevokedGrant(pool, grantId, null);
+  /**
+   * Every revoked grant passes here once, after web.oauth_revoked_grants holds it: disconnected in
+   * connected apps, or revoked by oidc-provider (a rotated refresh token reused, RFC 7009).
+   * HOOK for issue #17's gateway part: push the grant id to every gateway replica here (as API key
+   * revocations are pushed), so its access tokens (JWTs carrying `grant_id`) are refused at once.
+   */
+  const grantRevoked = async (grantId: string): Promise<void> => {
+    logger.info({ grantId }, 'grant revoked');
+  };
+  // oidc-provider calls revokeByGrantId once per model: the hook runs for the first call only.
+  const onGrantRevoked = async (grantId: string): Promise<void> => {
+    if (await recordRevokedGrant(pool, grantId, null)) await grantRevoked(grantId);
+  };
   const provider = buildOAuthProvider({
     config,
     adapter: (name: string) => new PostgresAdapter(name, pool, onGrantRevoked),
@@ -64,7 +76,7 @@ async function oauthPlugin(app: FastifyInstance, options: OAuthOptions): Promise
   });
   provider.on('server_error', (_ctx, error) => logger.error({ err: error }, 'authorization server error'));
   app.decorate('oauthProvider', provider);
-  app.decorate('connectedApps', new ConnectedApps(pool));
+  app.decorate('connectedApps', new ConnectedApps(pool, grantRevoked));
   const callback = provider.callback();
 
   const handOver = (request: FastifyRequest, reply: FastifyReply, url?: string): Promise<void> => {

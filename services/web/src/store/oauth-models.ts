@@ -89,13 +89,14 @@ export class PostgresAdapter implements Adapter {
   }
 }
 
-/** Records a revoked grant (idempotent): what the resource servers' refusal reads. */
-export async function recordRevokedGrant(db: Queryable, grantId: string, accountId: string | null): Promise<void> {
-  await db.query({
+/** Records a revoked grant (idempotent): what the resource servers' refusal reads. True when it was not recorded yet. */
+export async function recordRevokedGrant(db: Queryable, grantId: string, accountId: string | null): Promise<boolean> {
+  const { rowCount } = await db.query({
     name: 'web-oauth-record-revoked-grant',
     text: 'INSERT INTO oauth_revoked_grants (grant_id, account_id) VALUES ($1, $2) ON CONFLICT (grant_id) DO NOTHING',
     values: [grantId, accountId],
   });
+  return rowCount === 1;
 }
 
 /** One connected app of a person: a live grant with its client's name. */
