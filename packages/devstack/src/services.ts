@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { Infrastructure } from './infra/index.js';
 import { repoRoot } from './paths.js';
@@ -147,6 +147,8 @@ export async function startServices(options: {
               OPS_PORT: String(opsPort),
               APP_URL: appUrl,
               SESSION_SECRET: sharedEnv.SESSION_SECRET || webSessionSecret,
+              // The authorization server's signing key (a fresh ES256 key per stack unless given).
+              OAUTH_SIGNING_KEYS: sharedEnv.OAUTH_SIGNING_KEYS || webOAuthSigningKeys,
               API_PUBLIC_BASE_URL: gateways[0]?.env.PUBLIC_BASE_URL ?? '',
             }
           : { OPS_PORT: String(opsPort), GRPC_PORT: String(grpcPort) }),
@@ -221,6 +223,11 @@ export async function startServices(options: {
 
 /** The web service's SESSION_SECRET when the environment gives none (sessions then end with the stack). */
 const webSessionSecret = randomBytes(32).toString('base64url');
+
+/** The web service's OAUTH_SIGNING_KEYS when the environment gives none: one ES256 key per stack (its tokens end with the stack). */
+const webOAuthSigningKeys = JSON.stringify({
+  keys: [{ ...generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' }), kid: `dev-${randomBytes(6).toString('hex')}`, alg: 'ES256' }],
+});
 
 /** With several replicas the gateway balances over all of them (round robin over a static list). */
 function peerTargets(targets: Partial<Record<ServiceName, string[]>>): NodeJS.ProcessEnv {

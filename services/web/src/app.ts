@@ -10,6 +10,7 @@ import { webMetrics } from './metrics.js';
 import backendsPlugin from './plugins/backends.js';
 import csrfPlugin from './plugins/csrf.js';
 import errorsPlugin, { clientErrorHandler, frameworkErrors } from './plugins/errors.js';
+import oauthPlugin from './plugins/oauth.js';
 import opsPlugin from './plugins/ops.js';
 import rateLimitPlugin from './plugins/rate-limit.js';
 import securityHeadersPlugin from './plugins/security-headers.js';
@@ -52,7 +53,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   await app.register(errorsPlugin);
   await app.register(opsPlugin, { readiness: [postgresReadiness(pool)], httpRequestDuration: metrics.httpRequestDuration });
   await app.register(securityHeadersPlugin, { secure: config.APP_SECURE });
-  await app.register(rateLimitPlugin, { perMinute: config.SIGN_IN_RATE_LIMIT_PER_MINUTE });
+  await app.register(rateLimitPlugin, { perMinute: config.SIGN_IN_RATE_LIMIT_PER_MINUTE, registrationsPerMinute: config.OAUTH_REGISTRATION_RATE_LIMIT_PER_MINUTE });
   await app.register(csrfPlugin, { appUrl: config.APP_URL, keys });
   await app.register(sessionPlugin, { config, pool, keys });
   await app.register(backendsPlugin, {
@@ -65,9 +66,10 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
     metrics: metrics.grpcClient,
   });
   await app.register(signInPlugin, { config, keys, logger, outcomes: metrics.signIns });
+  await app.register(oauthPlugin, { config, pool, logger: logger.child({ component: 'oauth' }), httpRequestDuration: metrics.httpRequestDuration });
   await app.register(api, { appUrl: config.APP_URL });
 
-  const sweeper = sessionSweeper(app.sessions, config.SESSION_SWEEP_INTERVAL_MS, logger.child({ component: 'session-sweeper' }));
+  const sweeper = sessionSweeper(app.sessions, app.connectedApps, config.SESSION_SWEEP_INTERVAL_MS, logger.child({ component: 'session-sweeper' }));
   app.addHook('onReady', async () => sweeper.start());
   app.addHook('onClose', async () => {
     await sweeper.stop();

@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { isLoopbackHost, loadConfig } from './config.js';
 
@@ -9,6 +10,7 @@ const required = {
   SESSION_SECRET: 'x'.repeat(32),
   DATABASE_URL: 'postgres://web@db/tws',
   API_PUBLIC_BASE_URL: 'https://api.example.com/',
+  OAUTH_SIGNING_KEYS: JSON.stringify({ keys: [generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' })] }),
 };
 
 describe('config', () => {
@@ -51,6 +53,13 @@ describe('config', () => {
     [{ DATABASE_URL: 'not a url' }, /DATABASE_URL/],
     [{ API_PUBLIC_BASE_URL: undefined }, /API_PUBLIC_BASE_URL: is required/],
     [{ API_PUBLIC_BASE_URL: 'https://api.example.com/?x=1' }, /API_PUBLIC_BASE_URL: must be a base URL without query/],
+    [{ OAUTH_SIGNING_KEYS: undefined }, /OAUTH_SIGNING_KEYS: is required/],
+    [{ OAUTH_SIGNING_KEYS: 'not json' }, /OAUTH_SIGNING_KEYS: must be a JWKS JSON document/],
+    [{ OAUTH_SIGNING_KEYS: '{"keys":[]}' }, /OAUTH_SIGNING_KEYS.*at least one key/],
+    [{ OAUTH_SIGNING_KEYS: '{"keys":[{"kty":"EC","crv":"P-256","x":"a","y":"b"}]}' }, /OAUTH_SIGNING_KEYS.keys.0.d: is required/],
+    [{ OAUTH_SIGNING_KEYS: '{"keys":[{"kty":"oct","k":"c2VjcmV0c2VjcmV0c2VjcmV0"}]}' }, /OAUTH_SIGNING_KEYS/],
+    [{ OAUTH_SIGNING_KEYS: JSON.stringify({ keys: [{ ...generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' }), alg: 'RS256' }] }) }, /OAUTH_SIGNING_KEYS.*"alg"/],
+    [{ OAUTH_REGISTRATION_RATE_LIMIT_PER_MINUTE: '-1' }, /OAUTH_REGISTRATION_RATE_LIMIT_PER_MINUTE/],
   ])('%j fails naming the variable', (change, message) => {
     expect(() => loadConfig({ ...required, ...change } as NodeJS.ProcessEnv)).toThrow(message);
   });

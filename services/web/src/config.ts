@@ -24,6 +24,39 @@ const secureUrl = (example: string) =>
       return url === null || (url.search === '' && url.hash === '' && url.username === '' && url.password === '');
     }, 'must have no query, fragment or credentials');
 
+/** One private signing key of the authorization server (a JWK with its private part). */
+const privateJwk = z
+  .looseObject({
+    kty: z.enum(['EC', 'OKP', 'RSA']),
+    // A public key (no "d") cannot sign: `OAUTH_SIGNING_KEYS.keys.0.d: is required`.
+    d: z.string().min(16, 'must be the private part of the key'),
+    kid: z.string().min(1).max(200).optional(),
+    alg: z.string().max(20).optional(),
+    crv: z.string().optional(),
+    n: z.string().optional(),
+  })
+  .refine((jwk) => jwk.kty !== 'EC' || jwk.crv === 'P-256', 'EC keys must be on the P-256 curve (ES256)')
+  .refine((jwk) => jwk.kty !== 'OKP' || jwk.crv === 'Ed25519', 'OKP keys must be Ed25519 (EdDSA)')
+  .refine((jwk) => jwk.kty !== 'RSA' || (jwk.n?.length ?? 0) >= 342, 'RSA keys must have at least 2048 bits')
+  .refine((jwk) => jwk.alg === undefined || jwk.alg === signingAlgorithm(jwk), 'a key\'s "alg", when given, must be ES256 (EC P-256), EdDSA (Ed25519) or RS256 (RSA)');
+
+const oauthSigningKeys = z
+  .string()
+  .transform((value, context) => {
+    try {
+      return JSON.parse(value) as unknown;
+    } catch {
+      context.addIssue({ code: 'custom', message: 'must be a JWKS JSON document such as {"keys":[{…private JWK…}]}' });
+      return z.NEVER;
+    }
+  })
+  .pipe(z.object({ keys: z.array(privateJwk).min(1, 'must hold at least one key').max(5, 'must hold at most 5 keys') }));
+
+/** The JWS algorithm a signing key signs with. */
+export function signingAlgorithm(jwk: { kty: 'EC' | 'OKP' | 'RSA' }): 'ES256' | 'EdDSA' | 'RS256' {
+  return jwk.kty === 'EC' ? 'ES256' : jwk.kty === 'OKP' ? 'EdDSA' : 'RS256';
+}
+
 const seconds = (fallback: number, minimum: number) => z.coerce.number().int().min(minimum).max(31 * 24 * 3600).default(fallback);
 
 /**
@@ -90,6 +123,15 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
           return url === null || (url.search === '' && url.hash === '' && url.username === '' && url.password === '');
         }, 'must be a base URL without query, fragment or credentials')
         .transform((value) => value.replace(/\/+$/, '')),
+      /**
+       * The OAuth 2.0 authorization server's signing keys: a JWKS of PRIVATE keys (EC P-256 → ES256,
+       * OKP Ed25519 → EdDSA, RSA ≥ 2048 bits → RS256), e.g. {"keys":[{"kty":"EC","crv":"P-256",…,"d":…}]}.
+       * The first key signs; the others stay published at the JWKS until removed (rotation: put the
+       * new key first, remove the old one once its last access token expired, 1 h later).
+       */
+      OAUTH_SIGNING_KEYS: oauthSigningKeys,
+      /** Dynamic client registrations (RFC 7591) per client IP per minute. 0 = no limit. */
+      OAUTH_REGISTRATION_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(10),
       GRPC_DEADLINE_MS: env.durationMs(5_000),
       /**
        * Bound of revoking an API key: the tasks service answers once every gateway replica dropped

@@ -183,6 +183,13 @@ Called with (dict "root" $ "component" "<name>"); also used by the migration Job
   value: {{ $web.session.sweepIntervalMs | int64 | quote }}
 - name: SIGN_IN_RATE_LIMIT_PER_MINUTE
   value: {{ $web.signInRateLimitPerMinute | int64 | quote }}
+- name: OAUTH_SIGNING_KEYS
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "task-workspace.webSecret" . }}
+      key: {{ $web.oauthSigningKeysKey }}
+- name: OAUTH_REGISTRATION_RATE_LIMIT_PER_MINUTE
+  value: {{ $web.oauthRegistrationRateLimitPerMinute | int64 | quote }}
 - name: TASKS_GRPC_TARGET
   value: {{ include "task-workspace.grpcTarget" (dict "root" . "component" "tasks") | quote }}
 - name: WEBHOOKS_GRPC_TARGET

@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { assetRoutes } from './assets.js';
 import { authRoutes } from './auth.js';
+import { connectedAppsRoutes } from './connected-apps.js';
+import { oauthInteractionRoutes } from './oauth-interactions.js';
 import { memberRoutes } from './members.js';
 import { labelRoutes } from './labels.js';
 import { pageRoutes } from './pages.js';
@@ -18,4 +20,6 @@ export default async function api(app: FastifyInstance, options: { appUrl: strin
   await app.register(taskPageRoutes);
   await app.register(memberRoutes);
   await app.register(labelRoutes);
+  await app.register(oauthInteractionRoutes);
+  await app.register(connectedAppsRoutes);
 }

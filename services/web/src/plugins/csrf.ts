@@ -29,11 +29,11 @@ function requestOrigin(request: FastifyRequest): string | undefined {
  */
 async function csrfPlugin(app: FastifyInstance, options: { appUrl: string; keys: SecretKeys }): Promise<void> {
   app.addHook('onRequest', async (request) => {
-    if (safeMethods.has(request.method)) return;
+    if (safeMethods.has(request.method) || request.routeOptions.config?.csrf === false) return;
     if (requestOrigin(request) !== options.appUrl) throw refused();
   });
   app.addHook('preHandler', async (request) => {
-    if (safeMethods.has(request.method)) return;
+    if (safeMethods.has(request.method) || request.routeOptions.config?.csrf === false) return;
     const session = request.session;
     const body = request.body as Record<string, unknown> | undefined;
     const presented = request.headers['x-csrf-token'] ?? (typeof body === 'object' && body !== null ? body._csrf : undefined);

@@ -7,6 +7,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The onRequest hook of the sign-in routes: attempts per client IP (a no-op when the limit is 0). */
     signInRateLimit: onRequestHookHandler;
+    /** The onRequest hook of dynamic client registration (RFC 7591): registrations per client IP. */
+    registrationRateLimit: onRequestHookHandler;
   }
 }
 
@@ -17,7 +19,7 @@ declare module 'fastify' {
  * a hook rather than `config.rateLimit`, which the gateway's typings declare differently).
  * Behind an ingress set TRUST_PROXY so the IP is the client's.
  */
-async function rateLimitPlugin(app: FastifyInstance, options: { perMinute: number }): Promise<void> {
+async function rateLimitPlugin(app: FastifyInstance, options: { perMinute: number; registrationsPerMinute: number }): Promise<void> {
   await app.register(rateLimit, {
     global: false,
     errorResponseBuilder: (_request, context) => {
@@ -31,6 +33,20 @@ async function rateLimitPlugin(app: FastifyInstance, options: { perMinute: numbe
   });
   const unlimited: onRequestHookHandler = async () => undefined;
   app.decorate('signInRateLimit', options.perMinute > 0 ? app.rateLimit({ max: options.perMinute, timeWindow: 60_000 }) : unlimited);
+  app.decorate(
+    'registrationRateLimit',
+    options.registrationsPerMinute > 0
+      ? app.rateLimit({
+          max: options.registrationsPerMinute,
+          timeWindow: 60_000,
+          keyGenerator: (request) => `registration:${request.ip}`,
+          errorResponseBuilder: (_request, context) => {
+            const seconds = Math.max(1, Math.ceil(context.ttl / 1000));
+            return new UserFacingError(429, 'Too many registrations', `Too many client registrations came from your network. Wait ${seconds} seconds, then try again.`);
+          },
+        })
+      : unlimited,
+  );
 }
 
 export default fp(rateLimitPlugin, { name: 'rate-limit', dependencies: ['errors'] });

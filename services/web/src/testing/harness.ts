@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
@@ -11,6 +12,9 @@ import { UserFacingError } from '../domain/errors.js';
 import { closedPort } from './ports.js';
 
 export const appUrl = 'http://127.0.0.1:8090';
+
+/** An ES256 signing key for the authorization server (OAUTH_SIGNING_KEYS), one per test process. */
+export const testSigningKeys = JSON.stringify({ keys: [{ ...generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' }), kid: 'test' }] });
 
 /** What the harness needs of the test stack: the caller passes `inject('stack')`. */
 export interface TestStack {
@@ -55,6 +59,7 @@ export async function startWeb(stack: TestStack, env: NodeJS.ProcessEnv = {}): P
     ATTACHMENTS_GRPC_TARGET: attachmentsTarget(stack),
     API_PUBLIC_BASE_URL: stack.gatewayUrl ?? 'http://127.0.0.1:8080',
     SESSION_SWEEP_INTERVAL_MS: '0',
+    OAUTH_SIGNING_KEYS: testSigningKeys,
     LOG_LEVEL: 'silent',
     ...env,
   });

@@ -1,8 +1,13 @@
 import { PeriodicJob, type Logger } from '@tws/common';
+import type { ConnectedApps } from '../domain/connected-apps.js';
 import type { Sessions } from '../domain/sessions.js';
 
-/** Deletes ended sessions every SESSION_SWEEP_INTERVAL_MS (lookups refuse them before that anyway). */
-export function sessionSweeper(sessions: Sessions, intervalMs: number, logger: Logger): PeriodicJob {
+/**
+ * Deletes ended sessions and the authorization server's expired rows (codes, refresh tokens,
+ * grants, interactions; old revoked-grant records) every SESSION_SWEEP_INTERVAL_MS. Lookups
+ * refuse them before that anyway.
+ */
+export function sessionSweeper(sessions: Sessions, connectedApps: ConnectedApps, intervalMs: number, logger: Logger): PeriodicJob {
   return new PeriodicJob({
     name: 'session sweep',
     intervalMs,
@@ -10,6 +15,8 @@ export function sessionSweeper(sessions: Sessions, intervalMs: number, logger: L
     run: async () => {
       const deleted = await sessions.sweep();
       if (deleted > 0) logger.info({ deleted }, 'ended sessions deleted');
+      const oauthDeleted = await connectedApps.sweep();
+      if (oauthDeleted > 0) logger.info({ deleted: oauthDeleted }, 'expired authorization server rows deleted');
     },
   });
 }

@@ -45,6 +45,7 @@ ${options.script ? html`<script src="${options.script}" defer></script>\n` : ''}
   ${viewer
     ? html`<nav aria-label="Account">
     ${viewer.workspaces.length > 0 ? switcher(viewer) : ''}
+    <a href="/account/connected-apps">Connected apps</a>
     <span class="who">${viewer.email}</span>
     <form method="post" action="/auth/sign-out" class="inline">${csrfField(viewer.csrfToken)}<button type="submit" class="link">Sign out</button></form>
   </nav>`
