@@ -99,10 +99,12 @@ for name, value in json.loads(sys.argv[1])["env"].items():
     step "web image: starts, pages on PORT, probes and /metrics on OPS_PORT only, not ready without its database, exits 0 on SIGTERM"
     port=$("$NODE_BIN" -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
     ops=$("$NODE_BIN" -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+    # The authorization server's signing key (a JWKS of one private ES256 key), made for this run only.
+    signing_keys=$("$NODE_BIN" -e 'const{generateKeyPairSync:g}=require("crypto");console.log(JSON.stringify({keys:[{...g("ec",{namedCurve:"P-256"}).privateKey.export({format:"jwk"}),kid:"images-ci",alg:"ES256"}]}))')
     (cd "$workdir" && exec env -i "${image_env[@]}" HOME=/tmp HOST=127.0.0.1 PORT="$port" OPS_PORT="$ops" LOG_LEVEL=warn \
       APP_URL="http://127.0.0.1:$port" OIDC_ISSUER_URL=http://127.0.0.1:9/ OIDC_CLIENT_ID=images-ci OIDC_CLIENT_SECRET=images-ci \
       SESSION_SECRET=images-ci-session-secret-of-32-bytes DATABASE_URL=postgres://images-ci@127.0.0.1:9/none API_PUBLIC_BASE_URL=http://127.0.0.1:9 \
-      "${argv[@]}") >"$OUT/web.log" 2>&1 &
+      OAUTH_SIGNING_KEYS="$signing_keys" "${argv[@]}") >"$OUT/web.log" 2>&1 &
     pid=$!
     for _ in $(seq 1 100); do
       curl -fsS "http://127.0.0.1:$ops/healthz" >/dev/null 2>&1 && break
@@ -119,7 +121,7 @@ for name, value in json.loads(sys.argv[1])["env"].items():
     printf '    OPS_PORT: /healthz 200, /metrics 200, /readyz 503 (no database); PORT: / 200, /metrics 404; SIGTERM → exit 0\n'
   fi
   # The gateway's settings all have defaults but PUBLIC_BASE_URL (it was started above); the other services' do not
-  # (web: APP_URL, the OpenID provider, SESSION_SECRET and API_PUBLIC_BASE_URL, besides DATABASE_URL).
+  # (web: APP_URL, the OpenID provider, SESSION_SECRET, API_PUBLIC_BASE_URL and OAUTH_SIGNING_KEYS, besides DATABASE_URL).
   entrypoints=()
   [ "$svc" != gateway ] && entrypoints+=("services/$svc/dist/main.js")
   [ -f "services/$svc/dist/migrate.js" ] && entrypoints+=("services/$svc/dist/migrate.js")
