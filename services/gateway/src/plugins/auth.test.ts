@@ -1,9 +1,16 @@
+/*
+ * The auth plugin with API keys and Bearer tokens through one gateway: a key reaches its workspace,
+ * missing or unknown credentials are 401 (before any body check), key lookups are cached for their
+ * TTL and shared by concurrent requests, a backend outage is 503; a token's scope decides reads and
+ * writes, its workspace must be one of the subject's, bad tokens are 401 invalid_token, and routes
+ * declared API-key-only refuse Bearer tokens; every /v1 operation needs credentials. Other token key
+ * configurations are in auth-token-keys.test.ts, failed authentications per IP in
+ * auth-failures.test.ts.
+ */
 import * as grpc from '@grpc/grpc-js';
-import { generateKeyPairSync } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { exportJWK, SignJWT } from 'jose';
+import { SignJWT } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { startAuthGateway } from '../testing/auth-gateway.js';
 import {
   call,
   ed25519Key,
@@ -18,14 +25,10 @@ import {
   type Harness,
 } from '../testing/harness.js';
 
-const workspaceJson = { workspace: { id: ids.workspace, name: 'Acme', urlId: 'acme', taskPrefix: 'AC', plan: 'PLAN_FREE' } };
-
 describe('auth plugin', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startGateway({ AUTH_FAILURES_PER_MINUTE: '10000', AUTH_API_KEY_CACHE_TTL_MS: '1000' });
-    fakeCredentials(h.fake);
-    h.fake.handlers.set('GetWorkspace', () => workspaceJson);
+    h = await startAuthGateway({ AUTH_FAILURES_PER_MINUTE: '10000', AUTH_API_KEY_CACHE_TTL_MS: '1000' });
     h.fake.handlers.set('CreateProject', () => ({ id: ids.project, defaultListId: ids.section }));
   });
   afterAll(async () => h.close());
@@ -240,163 +243,5 @@ describe('auth plugin', () => {
     }
     expect(checked).toBeGreaterThanOrEqual(25);
     expect(h.fake.calls).toEqual([]);
-  });
-});
-
-describe('Bearer tokens not configured', () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await startGateway({ AUTH_JWT_PUBLIC_KEY: '', AUTH_JWT_ISSUER: '', AUTH_JWT_AUDIENCE: '' });
-    fakeCredentials(h.fake);
-  });
-  afterAll(async () => h.close());
-
-  test('every Bearer token → 401', async () => {
-    const token = await signToken(h.key, { sub: ids.user, scope: 'read' });
-    const response = await call(h.app, 'GET', '/v1/workspace', { bearer: token, workspaceId: ids.workspace });
-    expect(response.status).toBe(401);
-    expect(response.json).toEqual({ error: 'Bearer tokens are not accepted by this server' });
-  });
-});
-
-describe('RSA and EC public keys', () => {
-  test.each([
-    ['RS256', generateKeyPairSync('rsa', { modulusLength: 2048 })],
-    ['ES256', generateKeyPairSync('ec', { namedCurve: 'P-256' })],
-  ] as const)('%s', async (alg, pair) => {
-    const h = await startGateway({ AUTH_JWT_PUBLIC_KEY: pair.publicKey.export({ type: 'spki', format: 'pem' }).toString() });
-    try {
-      fakeCredentials(h.fake);
-      h.fake.handlers.set('GetWorkspace', () => workspaceJson);
-      const token = await signToken({ privateKey: pair.privateKey, publicKeyPem: '' }, { sub: ids.user, scope: 'read', alg });
-      expect((await call(h.app, 'GET', '/v1/workspace', { bearer: token, workspaceId: ids.workspace })).status).toBe(200);
-      // The same key under an algorithm that is not allowed for it.
-      const other = await signToken({ privateKey: pair.privateKey, publicKeyPem: '' }, { sub: ids.user, scope: 'read', alg: alg === 'RS256' ? 'PS256' : 'ES256' });
-      const expected = alg === 'RS256' ? 401 : 200;
-      expect((await call(h.app, 'GET', '/v1/workspace', { bearer: other, workspaceId: ids.workspace })).status).toBe(expected);
-    } finally {
-      await h.close();
-    }
-  });
-});
-
-describe('failed authentications per IP', () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await startGateway({ AUTH_FAILURES_PER_MINUTE: '5' });
-    fakeCredentials(h.fake);
-    h.fake.handlers.set('GetWorkspace', () => workspaceJson);
-  });
-  afterAll(async () => h.close());
-
-  test('guessing keys turns into 429 with Retry-After; a recently valid key still works', async () => {
-    expect((await call(h.app, 'GET', '/v1/workspace', { apiKey: validApiKey })).status).toBe(200);
-    const knownToken = await signToken(h.key, { sub: ids.user, scope: 'read' });
-    expect((await call(h.app, 'GET', '/v1/workspace', { bearer: knownToken, workspaceId: ids.workspace })).status).toBe(200);
-    const statuses: number[] = [];
-    for (let i = 0; i < 8; i += 1) statuses.push((await call(h.app, 'GET', '/v1/workspace', { apiKey: `tws_guess_${i}` })).status);
-    expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
-    expect(statuses.slice(5)).toEqual([429, 429, 429]);
-    const blocked = await call(h.app, 'GET', '/v1/workspace', { apiKey: 'tws_guess_again' });
-    expect(blocked.json).toEqual({ error: 'too many failed authentication attempts, retry later' });
-    expect(Number(blocked.headers['retry-after'])).toBeGreaterThanOrEqual(1);
-    // Known-valid (cached) keys are not held up by someone else's failures from the same address.
-    expect((await call(h.app, 'GET', '/v1/workspace', { apiKey: validApiKey })).status).toBe(200);
-    expect((await call(h.app, 'GET', '/v1/workspace', { bearer: knownToken, workspaceId: ids.workspace })).status).toBe(200);
-    const newToken = await signToken(h.key, { sub: ids.user, scope: 'read write' });
-    expect((await call(h.app, 'GET', '/v1/workspace', { bearer: newToken, workspaceId: ids.workspace })).status).toBe(429);
-    // Missing credentials are not guesses and are not counted (but still 401).
-    expect((await call(h.app, 'GET', '/v1/workspace')).status).toBe(401);
-  });
-});
-
-describe('failed authentications per IP, under concurrency', () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await startGateway({ AUTH_FAILURES_PER_MINUTE: '5' });
-    fakeCredentials(h.fake);
-    h.fake.handlers.set('GetWorkspace', () => workspaceJson);
-  });
-  afterAll(async () => h.close());
-
-  const from = (remoteAddress: string, headers: Record<string, string>) =>
-    h.app.inject({ method: 'GET', url: '/v1/workspace', headers, remoteAddress });
-  const statusCounts = (responses: Array<{ statusCode: number }>) =>
-    responses.reduce<Record<number, number>>((counts, r) => ({ ...counts, [r.statusCode]: (counts[r.statusCode] ?? 0) + 1 }), {});
-
-  test('200 concurrent guesses: at most the limit of lookups reach the tasks service, the rest 429', async () => {
-    const before = h.fake.callsOf('AuthenticateApiKey').length;
-    const responses = await Promise.all(Array.from({ length: 200 }, (_, n) => from('10.9.0.1', { 'x-api-key': `tws_guess_${n}` })));
-    expect(h.fake.callsOf('AuthenticateApiKey').length - before).toBeLessThanOrEqual(5);
-    expect(statusCounts(responses)).toEqual({ 401: 5, 429: 195 });
-    const tokens = await Promise.all(Array.from({ length: 50 }, (_, n) => signToken(ed25519Key(), { sub: `user-${n}`, scope: 'read' })));
-    const bearer = await Promise.all(tokens.map((token) => from('10.9.0.2', { authorization: `Bearer ${token}`, 'x-workspace-id': ids.workspace })));
-    expect(statusCounts(bearer)).toEqual({ 401: 5, 429: 45 });
-  });
-
-  test('a burst of one valid key or token not seen before shares one check: nothing is refused', async () => {
-    const before = h.fake.callsOf('AuthenticateApiKey').length;
-    const keyed = await Promise.all(Array.from({ length: 50 }, () => from('10.9.0.3', { 'x-api-key': validApiKey })));
-    expect(statusCounts(keyed)).toEqual({ 200: 50 });
-    expect(h.fake.callsOf('AuthenticateApiKey').length - before).toBeLessThanOrEqual(1);
-    const token = await signToken(h.key, { sub: ids.user, scope: 'read' });
-    const bearer = await Promise.all(Array.from({ length: 50 }, () => from('10.9.0.3', { authorization: `Bearer ${token}`, 'x-workspace-id': ids.workspace })));
-    expect(statusCounts(bearer)).toEqual({ 200: 50 });
-  });
-});
-
-describe('JWKS', () => {
-  const signing = ed25519Key();
-  let jwks: Server;
-  let url: string;
-  let up = true;
-  beforeAll(async () => {
-    const jwk = { ...(await exportJWK(signing.privateKey)), kid: 'k1', alg: 'EdDSA', use: 'sig' };
-    delete jwk.d;
-    jwks = createServer((_request, response) => {
-      if (!up) {
-        response.writeHead(500).end();
-        return;
-      }
-      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [jwk] }));
-    });
-    await new Promise<void>((resolve) => jwks.listen(0, '127.0.0.1', resolve));
-    url = `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks.json`;
-  });
-  afterAll(async () => new Promise<void>((resolve) => jwks.close(() => resolve())));
-
-  test('tokens are verified against the key set; an unreachable key set is 503', async () => {
-    const h = await startGateway({ AUTH_JWT_PUBLIC_KEY: '', AUTH_JWT_JWKS_URL: url });
-    try {
-      fakeCredentials(h.fake);
-      h.fake.handlers.set('GetWorkspace', () => workspaceJson);
-      const sign = (sub: string) =>
-        new SignJWT({ scope: 'read' })
-          .setProtectedHeader({ alg: 'EdDSA', kid: 'k1' })
-          .setIssuer(jwtIssuer)
-          .setAudience(jwtAudience)
-          .setSubject(sub)
-          .setIssuedAt()
-          .setExpirationTime('5m')
-          .sign(signing.privateKey);
-      expect((await call(h.app, 'GET', '/v1/workspace', { bearer: await sign(ids.user), workspaceId: ids.workspace })).status).toBe(200);
-      const stranger = await signToken(ed25519Key(), { sub: ids.user, scope: 'read' });
-      expect((await call(h.app, 'GET', '/v1/workspace', { bearer: stranger, workspaceId: ids.workspace })).status).toBe(401);
-    } finally {
-      await h.close();
-    }
-    // A key set that cannot be fetched is not the client's fault: 503, not 401.
-    up = false;
-    const down = await startGateway({ AUTH_JWT_PUBLIC_KEY: '', AUTH_JWT_JWKS_URL: url });
-    try {
-      fakeCredentials(down.fake);
-      const token = await signToken(signing, { sub: ids.user, scope: 'read' });
-      const response = await call(down.app, 'GET', '/v1/workspace', { bearer: token, workspaceId: ids.workspace });
-      expect(response.status).toBe(503);
-      expect(response.json).toEqual({ error: 'service temporarily unavailable' });
-    } finally {
-      up = true;
-      await down.close();
-    }
   });
 });
