@@ -76,6 +76,8 @@ const maxTokenLength = 8_192;
 interface TrustedIssuer {
   key: JWTVerifyGetKey;
   options: JWTVerifyOptions;
+  /** Its tokens name their OAuth grant (`grant_id`), which may be revoked (the app's authorization server). */
+  grants: boolean;
 }
 
 /** The external issuer of AUTH_JWT_* (a third-party identity provider, or the operator CLI's key). */
@@ -115,6 +117,7 @@ async function externalIssuer(config: GatewayConfig): Promise<[string, TrustedIs
         clockTolerance: config.AUTH_JWT_CLOCK_TOLERANCE_SECONDS,
         requiredClaims: ['sub', 'exp'],
       },
+      grants: false,
     },
   ];
 }
@@ -140,6 +143,7 @@ function appIssuer(config: GatewayConfig): [string, TrustedIssuer] | undefined {
         clockTolerance: config.AUTH_JWT_CLOCK_TOLERANCE_SECONDS,
         requiredClaims: ['sub', 'exp', 'iat', 'jti', 'client_id'],
       },
+      grants: true,
     },
   ];
 }
@@ -178,7 +182,7 @@ export async function createTokenVerifier(config: GatewayConfig): Promise<TokenV
       if (!trusted) throw new TokenRejected('invalid token: unknown issuer');
       const { payload } = await jwtVerify(token, trusted.key, trusted.options);
       if (typeof payload.sub !== 'string' || payload.sub.length === 0) throw new TokenRejected('invalid token: no subject');
-      const grantId = typeof payload.grant_id === 'string' && payload.grant_id.length > 0 ? payload.grant_id : undefined;
+      const grantId = trusted.grants && typeof payload.grant_id === 'string' && payload.grant_id.length > 0 ? payload.grant_id : undefined;
       return {
         userId: payload.sub,
         scopes: scopesOf(payload.scope),
