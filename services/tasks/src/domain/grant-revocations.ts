@@ -28,11 +28,12 @@ export async function announceGrantRevocation(
   if (!Number.isSafeInteger(request.expiresAtMs) || request.expiresAtMs > now + maxGrantRevocationMs) {
     throw invalid('expires_at_ms must be a time at most two hours ahead');
   }
-  if (request.actorUserId !== '' && !uuid.safeParse(request.actorUserId).success) throw invalid('actor_user_id must be a user id');
+  // Who revoked it is for the record only: anything but a user id is not kept.
+  const actor = uuid.safeParse(request.actorUserId).success ? request.actorUserId : null;
   if (request.expiresAtMs <= now) return { confirmed: true, replicas: 0, missing: [], ms: 0 };
   const expiresAt = new Date(request.expiresAtMs);
   return revocations.publish(pool, grantRevoked(grantId.data, request.expiresAtMs), (db) =>
-    recordRevokedGrant(db, grantId.data, expiresAt, request.actorUserId === '' ? null : request.actorUserId),
+    recordRevokedGrant(db, grantId.data, expiresAt, actor),
   );
 }
 

@@ -54,12 +54,13 @@ async function oauthPlugin(app: FastifyInstance, options: OAuthOptions): Promise
   const appUrl = new URL(config.APP_URL);
   /**
    * Every revoked grant passes here once, after web.oauth_revoked_grants holds it: disconnected in
-   * connected apps, or revoked by oidc-provider (a rotated refresh token reused, RFC 7009).
-   * HOOK for issue #17's gateway part: push the grant id to every gateway replica here (as API key
-   * revocations are pushed), so its access tokens (JWTs carrying `grant_id`) are refused at once.
+   * connected apps (with the person who did), or revoked by oidc-provider (a rotated refresh token
+   * reused, RFC 7009, a code replayed). Pushed to every gateway replica through the tasks service
+   * (domain/grant-revocations.ts): its access tokens (JWTs carrying `grant_id`) are refused at once.
    */
-  const grantRevoked = async (grantId: string): Promise<void> => {
-    logger.info({ grantId }, 'grant revoked');
+  const grantRevoked = async (grantId: string, actorUserId?: string): Promise<void> => {
+    logger.info({ grantId, actorUserId }, 'grant revoked');
+    await app.grantRevocations.announce(grantId, actorUserId);
   };
   // oidc-provider calls revokeByGrantId once per model: the hook runs for the first call only.
   const onGrantRevoked = async (grantId: string): Promise<void> => {
@@ -147,4 +148,4 @@ async function oauthPlugin(app: FastifyInstance, options: OAuthOptions): Promise
   });
 }
 
-export default fp(oauthPlugin, { name: 'oauth', dependencies: ['errors', 'rate-limit', 'session', 'csrf'] });
+export default fp(oauthPlugin, { name: 'oauth', dependencies: ['errors', 'rate-limit', 'session', 'csrf', 'backends'] });
