@@ -263,4 +263,16 @@ describe('revoking the grant in settings (connected apps)', () => {
     // The SDK client holding it cannot go on either (its refresh token died with the grant).
     await expect(call(dance.client, 'list_projects', { workspaceId: ws.workspace.id })).rejects.toThrow();
   });
+
+  it('a gateway replica started after the revocation refuses the token too (the live revoked grants are read at subscription)', async () => {
+    const token = dance.provider.saved!.access_token;
+    const late = await startExtraGateway(`mcp-oauth-late-${process.pid}`, { publicBaseUrl: stack.gatewayUrl });
+    try {
+      const refused = await rest(late.url, token, '/v1/workspace');
+      expect(refused.status).toBe(401);
+      expect(await refused.json()).toEqual({ error: 'token has been revoked' });
+    } finally {
+      await late.stop();
+    }
+  });
 });
