@@ -17,7 +17,8 @@ const maxBackoffMs = 30_000;
  * records it until the grant's last access token expires (now + the access token lifetime, plus a
  * minute of skew) and returns once the gateways applied it.
  *
- * The revoking request waits for the first attempts (so "disconnected" means refused); if the tasks
+ * The revoking request waits for the first attempts, all within `deadlineMs` (REVOKE_DEADLINE_MS),
+ * so "disconnected" means refused; if the tasks
  * service cannot be reached, it goes on retrying in the background until it answers or there is
  * nothing left to refuse (the tokens expired). Idempotent on the tasks side, so a retry after a
  * lost answer is harmless.
@@ -33,11 +34,13 @@ export class GrantRevocationAnnouncer {
 
   async announce(grantId: string, actorUserId?: string): Promise<void> {
     const expiresAtMs = Date.now() + oauthTtl.AccessToken * 1000 + 60_000;
-    const attempt = async (): Promise<boolean> => {
+    // The immediate attempts share one budget (the revoking request waits at most about this long).
+    const budgetEndsAt = Date.now() + this.options.deadlineMs;
+    const attempt = async (deadlineMs: number): Promise<boolean> => {
       try {
         const answer = await this.revocations.AnnounceGrantRevocation(
           { grantId, expiresAtMs: String(expiresAtMs), actorUserId: actorUserId ?? '' },
-          { deadlineMs: this.options.deadlineMs },
+          { deadlineMs },
         );
         if (!answer.confirmed) this.options.logger.warn({ grantId }, 'grant revocation recorded, but not every gateway confirmed it (their streams stop being trusted)');
         return true;
@@ -47,11 +50,11 @@ export class GrantRevocationAnnouncer {
       }
     };
     const pause = this.options.retryDelayMs ?? 500;
-    for (let i = 0; i < immediateAttempts; i++) {
-      if (await attempt()) return;
+    for (let i = 0; i < immediateAttempts && Date.now() < budgetEndsAt; i++) {
+      if (await attempt(Math.max(1_000, budgetEndsAt - Date.now()))) return;
       if (i < immediateAttempts - 1) await new Promise((resolve) => setTimeout(resolve, pause * (i + 1)));
     }
-    this.retryLater(attempt, expiresAtMs, pause * 4);
+    this.retryLater(() => attempt(this.options.deadlineMs), expiresAtMs, pause * 4);
   }
 
   private retryLater(attempt: () => Promise<boolean>, untilMs: number, delayMs: number): void {
