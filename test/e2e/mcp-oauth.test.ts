@@ -20,6 +20,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { callUnary } from '@tws/common';
 import { loadTasksProto } from '@tws/proto-types';
 import { decodeJwt } from 'jose';
+import pg from 'pg';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { adminCli, type TestWorkspace } from '../support/admin.js';
@@ -291,6 +292,14 @@ describe('revoking the grant in settings (connected apps)', () => {
       expect(refused.status, base).toBe(401);
       expect(await refused.json()).toEqual({ error: 'token has been revoked' });
       expect((await mcpPost(base, token)).status, base).toBe(401);
+    }
+    // The web service recorded that the gateways acknowledged it (else its sweeper would announce it again).
+    const db = new pg.Pool({ connectionString: stack.databaseUrl, max: 1, options: '-c search_path=web' });
+    try {
+      const { rows } = await db.query<{ announced_at: Date | null }>('SELECT announced_at FROM oauth_revoked_grants WHERE grant_id = $1', [grantId]);
+      expect(rows[0]?.announced_at).toBeInstanceOf(Date);
+    } finally {
+      await db.end();
     }
     // The SDK client holding it cannot go on either (its refresh token died with the grant).
     await expect(call(dance.client, 'list_projects', { workspaceId: ws.workspace.id })).rejects.toThrow();

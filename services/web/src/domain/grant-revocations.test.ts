@@ -52,3 +52,38 @@ describe('pushing a revoked grant to the gateways', () => {
     expect(tasks.requests).toHaveLength(3);
   });
 });
+
+describe('durable: marked when acknowledged, resumed by the sweeper', () => {
+  test('an acknowledged announcement is marked; the sweeper announces the unmarked ones with their own expiry', async () => {
+    const tasks = fakeTasks(0);
+    const marked: string[] = [];
+    const revokedAt = new Date(Date.now() - 10 * 60_000);
+    const store = {
+      announced: async (grantId: string) => void marked.push(grantId),
+      unannounced: async (withinSeconds: number) => {
+        expect(withinSeconds).toBe(3_660);
+        return [{ grantId: 'missed', accountId: 'user-9', revokedAt }];
+      },
+    };
+    const announcer = new GrantRevocationAnnouncer(tasks.api, { deadlineMs: 1_000, logger: quiet, retryDelayMs: 1, store });
+    await announcer.announce('grant-4', 'user-1');
+    expect(marked).toEqual(['grant-4']);
+    expect(await announcer.resume()).toBe(1);
+    expect(marked).toEqual(['grant-4', 'missed']);
+    expect(tasks.requests[1]).toEqual({ grantId: 'missed', actorUserId: 'user-9', expiresAtMs: String(revokedAt.getTime() + 3_660_000) });
+  });
+
+  test('the sweeper stops at the first failure (the next sweep tries again)', async () => {
+    const tasks = fakeTasks(100);
+    const store = {
+      announced: async () => undefined,
+      unannounced: async () => [
+        { grantId: 'a', accountId: null, revokedAt: new Date() },
+        { grantId: 'b', accountId: null, revokedAt: new Date() },
+      ],
+    };
+    const announcer = new GrantRevocationAnnouncer(tasks.api, { deadlineMs: 1_000, logger: quiet, store });
+    expect(await announcer.resume()).toBe(0);
+    expect(tasks.requests).toHaveLength(1);
+  });
+});

@@ -6,6 +6,12 @@ interface WarnLogger {
   warn(details: object, message: string): void;
 }
 
+/** Where revoked grants are marked announced, and found when they were not (web.oauth_revoked_grants). */
+export interface AnnouncementStore {
+  announced(grantId: string): Promise<void>;
+  unannounced(withinSeconds: number): Promise<Array<{ grantId: string; accountId: string | null; revokedAt: Date }>>;
+}
+
 /** Tried at once this many times (with short pauses) before the revoking request returns. */
 const immediateAttempts = 3;
 /** Then retried in the background, backing off to this, until acknowledged or the grant's tokens expired. */
@@ -29,11 +35,12 @@ export class GrantRevocationAnnouncer {
 
   constructor(
     private readonly revocations: RevocationsApi,
-    private readonly options: { deadlineMs: number; logger: WarnLogger; retryDelayMs?: number },
+    private readonly options: { deadlineMs: number; logger: WarnLogger; retryDelayMs?: number; store?: AnnouncementStore },
   ) {}
 
-  async announce(grantId: string, actorUserId?: string): Promise<void> {
-    const expiresAtMs = Date.now() + oauthTtl.AccessToken * 1000 + 60_000;
+  /** Announces the grant revoked at `revokedAtMs` (now by default): its tokens all expire within the access token lifetime after it. */
+  async announce(grantId: string, actorUserId?: string, revokedAtMs = Date.now()): Promise<void> {
+    const expiresAtMs = revokedAtMs + oauthTtl.AccessToken * 1000 + 60_000;
     // The immediate attempts share one budget (the revoking request waits at most about this long).
     const budgetEndsAt = Date.now() + this.options.deadlineMs;
     const attempt = async (deadlineMs: number): Promise<boolean> => {
@@ -43,6 +50,7 @@ export class GrantRevocationAnnouncer {
           { deadlineMs },
         );
         if (!answer.confirmed) this.options.logger.warn({ grantId }, 'grant revocation recorded, but not every gateway confirmed it (their streams stop being trusted)');
+        await this.options.store?.announced(grantId).catch((error: unknown) => this.options.logger.warn({ err: error, grantId }, 'grant announced, but not marked so (it will be announced again)'));
         return true;
       } catch (error) {
         this.options.logger.warn({ err: error, grantId }, 'grant revocation not announced yet (retrying)');
@@ -67,6 +75,32 @@ export class GrantRevocationAnnouncer {
     }, delayMs);
     timer.unref();
     this.background.add(timer);
+  }
+
+  /**
+   * Announces once more every grant revoked within the access token lifetime that was never
+   * acknowledged (its web replica stopped first, or the tasks service was down all along): run by
+   * the sweeper, so a revocation reaches the gateways even across restarts. Answers how many went.
+   */
+  async resume(): Promise<number> {
+    const pending = (await this.options.store?.unannounced(oauthTtl.AccessToken + 60)) ?? [];
+    let sent = 0;
+    for (const grant of pending) {
+      if (this.closed) break;
+      const expiresAtMs = grant.revokedAt.getTime() + oauthTtl.AccessToken * 1000 + 60_000;
+      try {
+        await this.revocations.AnnounceGrantRevocation(
+          { grantId: grant.grantId, expiresAtMs: String(expiresAtMs), actorUserId: grant.accountId ?? '' },
+          { deadlineMs: this.options.deadlineMs },
+        );
+        await this.options.store?.announced(grant.grantId);
+        sent++;
+      } catch (error) {
+        this.options.logger.warn({ err: error, grantId: grant.grantId }, 'grant revocation still not announced (the next sweep tries again)');
+        break;
+      }
+    }
+    return sent;
   }
 
   /** Stops the background retries (the process is stopping). */

@@ -2,10 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { GrpcClientMetrics } from '@tws/common';
 import { connectAttachments } from '../clients/attachments.js';
-import { connectTasks } from '../clients/tasks.js';
+import { connectTasks, type RevocationsApi } from '../clients/tasks.js';
 import { connectWebhooks } from '../clients/webhooks.js';
 import { ApiKeys } from '../domain/api-keys.js';
-import { GrantRevocationAnnouncer } from '../domain/grant-revocations.js';
 import { Members } from '../domain/members.js';
 import { Labels } from '../domain/labels.js';
 import { People } from '../domain/people.js';
@@ -26,8 +25,8 @@ declare module 'fastify' {
     members: Members;
     /** The workspace's labels and the labels on its tasks, as the signed-in person. */
     labels: Labels;
-    /** Pushes a grant revoked at the authorization server to the gateways (plugins/oauth.ts). */
-    grantRevocations: GrantRevocationAnnouncer;
+    /** tasks.v1.RevocationService (a grant revoked at the authorization server, pushed to the gateways: plugins/oauth.ts). */
+    tasksRevocations: RevocationsApi;
   }
 }
 
@@ -49,15 +48,13 @@ async function backendsPlugin(app: FastifyInstance, options: BackendsOptions): P
   app.decorate('people', new People(tasks.api));
   app.decorate('apiKeys', new ApiKeys(tasks.settings, options.revokeDeadlineMs));
   app.decorate('labels', new Labels(tasks.labels));
-  const grantRevocations = new GrantRevocationAnnouncer(tasks.revocations, { deadlineMs: options.revokeDeadlineMs, logger: app.log.child({ component: 'grant-revocations' }) });
-  app.decorate('grantRevocations', grantRevocations);
+  app.decorate('tasksRevocations', tasks.revocations);
   app.decorate('members', new Members(tasks.settings, options.revokeDeadlineMs));
   const webhooks = connectWebhooks(options.webhooksTarget, options.deadlineMs, options.metrics);
   app.decorate('webhooks', new Webhooks(webhooks.api));
   const attachments = connectAttachments(options.attachmentsTarget, options.deadlineMs, options.metrics);
   app.decorate('taskPages', new TaskPages(tasks.taskPage, attachments.api, options.apiPublicBaseUrl));
   app.addHook('onClose', async () => {
-    grantRevocations.close();
     tasks.close();
     webhooks.close();
     attachments.close();
