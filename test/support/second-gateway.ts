@@ -12,9 +12,9 @@ export interface ExtraGateway {
 /**
  * One more gateway replica against the shared test stack's backends (its own port, its own caches and
  * its own revocation stream to the tasks service), for tests of "refused on every replica at once"
- * that do not need a stack of their own. Rate limits are off so warming its caches never meets them.
+ * that do not need a stack of their own. It trusts the app's tokens as the stack's gateway does. Rate limits are off so warming its caches never meets them.
  */
-export async function startExtraGateway(label: string): Promise<ExtraGateway> {
+export async function startExtraGateway(label: string, options: { publicBaseUrl?: string } = {}): Promise<ExtraGateway> {
   const stack = inject('stack');
   const target = (name: string): string => `127.0.0.1:${stack.services.find((service) => service.name === name)?.grpcPort}`;
   const port = await freePort();
@@ -26,7 +26,10 @@ export async function startExtraGateway(label: string): Promise<ExtraGateway> {
     LOG_LEVEL: 'info',
     HOST: '127.0.0.1',
     PORT: String(port),
-    PUBLIC_BASE_URL: url,
+    // Replicas of one deployment share one public name (the app's tokens carry it as `aud`): pass the stack
+    // gateway's to accept those tokens here too; by default the replica's own address.
+    PUBLIC_BASE_URL: options.publicBaseUrl ?? url,
+    ...(stack.webUrl ? { AUTH_APP_ISSUER_URL: stack.webUrl } : {}),
     TASKS_GRPC_TARGET: target('tasks'),
     ATTACHMENTS_GRPC_TARGET: target('attachments'),
     WEBHOOKS_GRPC_TARGET: target('webhooks'),

@@ -136,6 +136,8 @@ export async function startServices(options: {
               ? {
                   APP_PUBLIC_URL: sharedEnv.APP_PUBLIC_URL || webAppUrl,
                   OAUTH_AUTHORIZATION_SERVER_URL: sharedEnv.OAUTH_AUTHORIZATION_SERVER_URL || webAppUrl,
+                  // The gateway trusts the app's access tokens (its JWKS at {app_url}/oauth/jwks), next to the dev key.
+                  AUTH_APP_ISSUER_URL: sharedEnv.AUTH_APP_ISSUER_URL || webAppUrl,
                 }
               : {}),
           }

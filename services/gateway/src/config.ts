@@ -123,7 +123,18 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
       AUTH_API_KEY_CACHE_TTL_MS: env.durationMs(5_000),
       /** How long a confirmed workspace membership of a Bearer user is reused at most (same terms). 0 = no cache. */
       AUTH_MEMBERSHIP_CACHE_TTL_MS: env.durationMs(5_000),
-      /** JWKS of the token issuer (`https://…/.well-known/jwks.json`); alternative to AUTH_JWT_PUBLIC_KEY. */
+      /**
+       * The app's own authorization server (services/web: its APP_URL, e.g. https://app.example.com),
+       * trusted next to the external issuer below: tokens with this exact `iss`, `typ` at+jwt (RFC 9068)
+       * and `aud` = PUBLIC_BASE_URL, verified with its JWKS. Unset: the app's tokens are not accepted.
+       */
+      AUTH_APP_ISSUER_URL: optionalBaseUrl('https://app.example.com'),
+      /**
+       * Where the gateway fetches the app issuer's JWKS (default `{AUTH_APP_ISSUER_URL}/oauth/jwks`), e.g.
+       * the web Service's in-cluster address; the keys are cached and refetched when a new `kid` appears.
+       */
+      AUTH_APP_JWKS_URL: optionalText().pipe(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional()),
+      /** JWKS of the external token issuer (`https://…/.well-known/jwks.json`); alternative to AUTH_JWT_PUBLIC_KEY. */
       AUTH_JWT_JWKS_URL: optionalText().pipe(z.url({ protocol: /^https?$/ }).optional()),
       /** One public key (SPKI PEM) that signs Bearer tokens; alternative to AUTH_JWT_JWKS_URL. */
       AUTH_JWT_PUBLIC_KEY: optionalPem(),
@@ -158,6 +169,12 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
   if (config.AUTH_JWT_JWKS_URL || config.AUTH_JWT_PUBLIC_KEY) {
     if (!config.AUTH_JWT_ISSUER) problems.push('AUTH_JWT_ISSUER: is required when Bearer tokens are enabled');
     if (!config.AUTH_JWT_AUDIENCE?.length) problems.push('AUTH_JWT_AUDIENCE: is required when Bearer tokens are enabled');
+  }
+  if (config.AUTH_APP_JWKS_URL && !config.AUTH_APP_ISSUER_URL) {
+    problems.push('AUTH_APP_JWKS_URL: is set but AUTH_APP_ISSUER_URL is not (set the app issuer, or unset its JWKS URL)');
+  }
+  if (config.AUTH_APP_ISSUER_URL && config.AUTH_JWT_ISSUER && config.AUTH_JWT_ISSUER.replace(/\/+$/, '') === config.AUTH_APP_ISSUER_URL) {
+    problems.push('AUTH_JWT_ISSUER: names the app issuer (AUTH_APP_ISSUER_URL); the external issuer must be another one');
   }
   if (problems.length > 0) throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
   return config;

@@ -69,7 +69,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   await app.register(oauthPlugin, { config, pool, logger: logger.child({ component: 'oauth' }), httpRequestDuration: metrics.httpRequestDuration });
   await app.register(api, { appUrl: config.APP_URL });
 
-  const sweeper = sessionSweeper(app.sessions, app.connectedApps, config.SESSION_SWEEP_INTERVAL_MS, logger.child({ component: 'session-sweeper' }));
+  const sweeper = sessionSweeper(app.sessions, app.connectedApps, config.SESSION_SWEEP_INTERVAL_MS, logger.child({ component: 'session-sweeper' }), app.grantRevocations);
   app.addHook('onReady', async () => sweeper.start());
   app.addHook('onClose', async () => {
     await sweeper.stop();

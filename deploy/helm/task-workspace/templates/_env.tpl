@@ -34,6 +34,18 @@ Called with (dict "root" $ "component" "<name>"); also used by the migration Job
   value: {{ default $appUrl $values.appPublicUrl | quote }}
 - name: OAUTH_AUTHORIZATION_SERVER_URL
   value: {{ default $appUrl $values.oauthAuthorizationServerUrl | quote }}
+{{- /* The gateway trusts the app's authorization server (its tokens; keys fetched from the web Service in-cluster). */}}
+{{- $appIssuer := default $appUrl $values.appIssuerUrl }}
+{{- $webService := include "task-workspace.componentName" (dict "root" $root "component" "web") }}
+{{- $inClusterJwks := printf "http://%s.%s.svc.%s:%d/oauth/jwks" $webService $root.Release.Namespace $root.Values.clusterDomain (int $root.Values.web.service.port) }}
+{{- $appJwks := $values.appJwksUrl }}
+{{- if and (not $appJwks) $root.Values.web.enabled (not $values.appIssuerUrl) }}
+{{- $appJwks = $inClusterJwks }}
+{{- end }}
+- name: AUTH_APP_ISSUER_URL
+  value: {{ $appIssuer | quote }}
+- name: AUTH_APP_JWKS_URL
+  value: {{ ternary $appJwks "" (ne $appIssuer "") | quote }}
 - name: RATE_LIMIT_PER_SECOND
   value: {{ $values.rateLimit.perSecond | toString | quote }}
 - name: RATE_LIMIT_BURST

@@ -20,6 +20,10 @@ const tasksRpcs = [
 const attachmentsRpcs = ['CreateUpload', 'RegisterAttachment', 'ListTaskAttachments', 'GetDownloadUrl', 'DeleteTaskAttachments'] as const;
 const webhooksRpcs = ['CreateEndpoint', 'ListEndpoints', 'DeleteEndpoint', 'ListDeliveries', 'RedeliverDelivery'] as const;
 
+/** The revoked grants the gateway reads (its own client: the stream shares the channel). */
+const revocationRpcs = ['ListRevokedGrants'] as const;
+export type RevocationsApi = UnaryApi<RevocationServiceClient, (typeof revocationRpcs)[number]>;
+
 /** Promise-returning TasksService calls with the gateway's deadline: `await tasks.GetWorkspace({ … })`. */
 export type TasksApi = UnaryApi<TasksServiceClient, (typeof tasksRpcs)[number]>;
 /** Promise-returning AttachmentsService calls with the gateway's deadline. */
@@ -41,6 +45,8 @@ export interface Backends {
    * connection; round robin puts it on one tasks replica, and every replica hears every revocation).
    */
   watchRevocations(): RevocationCall;
+  /** tasks.v1.RevocationService.ListRevokedGrants (live revoked OAuth grants). */
+  revocations: RevocationsApi;
   /** grpc.health.v1 check of each backend (reported by /readyz, not required by it). */
   health: ReadinessCheck[];
   /** Closes the channels and the health checkers. */
@@ -76,6 +82,7 @@ export function connectBackends(config: GatewayConfig, metrics: GrpcClientMetric
     attachments: unaryApi(attachments, attachmentsRpcs, deadlineMs),
     webhooks: unaryApi(webhooks, webhooksRpcs, deadlineMs),
     watchRevocations: () => revocations.WatchRevocations(),
+    revocations: unaryApi(revocations, revocationRpcs, deadlineMs),
     health: healthCheckers.map(({ name, checker }) => ({ name: `${name} service`, check: () => checker.check() })),
     close() {
       tasks.close();

@@ -131,14 +131,24 @@ describe('RevocationStream', () => {
 
 describe('parseRevocation', () => {
   test('a kind this version does not know reads as "unknown" (the caches clear everything)', () => {
-    expect(parseRevocation({ id: 'r', kind: 'REVOCATION_KIND_UNSPECIFIED', workspaceId: '', apiKeyId: '', userId: '', revokedAtMs: '0' })).toEqual({
+    expect(parseRevocation({ id: 'r', kind: 'REVOCATION_KIND_UNSPECIFIED', workspaceId: '', apiKeyId: '', userId: '', revokedAtMs: '0', grantId: '', expiresAtMs: '0' })).toEqual({
       id: 'r',
       kind: 'unknown',
       revokedAtMs: 0,
     });
   });
+  test('a revoked grant: its id and the expiry of its tokens', () => {
+    expect(parseRevocation({ id: 'r', kind: 'REVOCATION_KIND_GRANT', workspaceId: '', apiKeyId: '', userId: '', revokedAtMs: '1', grantId: 'g1', expiresAtMs: '9' })).toEqual({
+      id: 'r',
+      kind: 'grant',
+      grantId: 'g1',
+      expiresAtMs: 9,
+      revokedAtMs: 1,
+    });
+  });
   test('a known kind without its ids is a protocol error', () => {
-    expect(parseRevocation({ id: 'r', kind: 'REVOCATION_KIND_API_KEY', workspaceId: 'w', apiKeyId: '', userId: '', revokedAtMs: '1' })).toBeUndefined();
+    expect(parseRevocation({ id: 'r', kind: 'REVOCATION_KIND_API_KEY', workspaceId: 'w', apiKeyId: '', userId: '', revokedAtMs: '1', grantId: '', expiresAtMs: '0' })).toBeUndefined();
+    expect(parseRevocation({ id: 'r', kind: 'REVOCATION_KIND_GRANT', workspaceId: '', apiKeyId: '', userId: '', revokedAtMs: '1', grantId: '', expiresAtMs: '9' })).toBeUndefined();
     expect(parseRevocation(null)).toBeUndefined();
   });
 });

@@ -7,6 +7,8 @@ import type { WatchRevocationsResponse__Output } from '@tws/proto-types/generate
 export type Revocation =
   | { id: string; kind: 'apiKey'; workspaceId: string; apiKeyId: string; revokedAtMs: number }
   | { id: string; kind: 'membership'; workspaceId: string; userId: string; revokedAtMs: number }
+  /** An OAuth grant of the app's authorization server: its tokens are refused until `expiresAtMs`. */
+  | { id: string; kind: 'grant'; grantId: string; expiresAtMs: number; revokedAtMs: number }
   /** A kind this version does not know (a newer tasks service): the safe reading is "forget everything". */
   | { id: string; kind: 'unknown'; revokedAtMs: number };
 
@@ -218,6 +220,11 @@ export function parseRevocation(message: WatchRevocationsResponse__Output['revoc
     case 'REVOCATION_KIND_MEMBERSHIP':
       if (!message.workspaceId || !message.userId) return undefined;
       return { id: message.id, kind: 'membership', workspaceId: message.workspaceId, userId: message.userId, revokedAtMs: at };
+    case 'REVOCATION_KIND_GRANT': {
+      const expiresAtMs = Number(message.expiresAtMs);
+      if (!message.grantId || !Number.isFinite(expiresAtMs)) return undefined;
+      return { id: message.id, kind: 'grant', grantId: message.grantId, expiresAtMs, revokedAtMs: at };
+    }
     default:
       return { id: message.id, kind: 'unknown', revokedAtMs: at };
   }

@@ -3,6 +3,7 @@ import fp from 'fastify-plugin';
 import { ApiKeyAuthenticator, credentialHash } from '../domain/auth/api-keys.js';
 import { createTokenVerifier, TokenRejected, type TokenVerifier } from '../domain/auth/jwt.js';
 import { MembershipChecker } from '../domain/auth/memberships.js';
+import { RevokedGrants } from '../domain/auth/revoked-grants.js';
 import { allows, requiredScope, type Caller, type Principal } from '../domain/auth/principal.js';
 import type { GatewayConfig } from '../config.js';
 import { HttpError } from './errors.js';
@@ -35,6 +36,9 @@ declare module 'fastify' {
     auth?: boolean | { apiKeyOnly: string } | { credentialOnly: true };
   }
 }
+
+/** Revoked OAuth grants a replica keeps (each ~100 bytes); past it, each token's grant is checked with the tasks service. */
+const maxRevokedGrants = 100_000;
 
 export interface AuthOptions {
   config: GatewayConfig;
@@ -79,10 +83,24 @@ async function authPlugin(app: FastifyInstance, options: AuthOptions): Promise<v
   const tasks = app.tasksApi;
   const apiKeys = new ApiKeyAuthenticator(tasks, config.AUTH_API_KEY_CACHE_TTL_MS);
   const memberships = new MembershipChecker(tasks, config.AUTH_MEMBERSHIP_CACHE_TTL_MS);
+  // Grants revoked at the app's authorization server (only its tokens name one): pushed, loaded at
+  // every (re)subscription, asked for one by one while the local set is not complete.
+  const revokedGrants = config.AUTH_APP_ISSUER_URL
+    ? new RevokedGrants(
+        async (request) => {
+          const listed = await app.revocationsApi.ListRevokedGrants(request);
+          return { grants: listed.grants.map((grant) => ({ grantId: grant.grantId, expiresAtMs: Number(grant.expiresAtMs) })), truncated: listed.truncated };
+        },
+        { maxEntries: maxRevokedGrants, onError: (error) => app.log.warn({ err: error }, 'could not load the revoked grants (each token is checked with the tasks service)') },
+      )
+    : undefined;
   // Pushed revocations evict exactly what they name; while they may not arrive, no cache is trusted.
   app.revocationFeed.subscribe({
     onRevocation(revocation) {
       switch (revocation.kind) {
+        case 'grant':
+          revokedGrants?.add(revocation.grantId, revocation.expiresAtMs);
+          return;
         case 'apiKey':
           apiKeys.revokeKey(revocation.apiKeyId);
           return;
@@ -98,6 +116,7 @@ async function authPlugin(app: FastifyInstance, options: AuthOptions): Promise<v
     onTrustChange(trusted) {
       apiKeys.cache.setTrusted(trusted);
       memberships.cache.setTrusted(trusted);
+      revokedGrants?.setTrusted(trusted);
     },
   });
   const verifier: TokenVerifier | undefined = await createTokenVerifier(config);
@@ -200,6 +219,16 @@ async function authPlugin(app: FastifyInstance, options: AuthOptions): Promise<v
       throw error;
     }
     budget.release();
+    if (verified.grantId !== undefined && revokedGrants) {
+      let revoked;
+      try {
+        revoked = await revokedGrants.isRevoked(verified.grantId);
+      } catch (error) {
+        request.log.error({ err: error }, 'could not check the token\'s grant');
+        throw new HttpError(503, 'service temporarily unavailable');
+      }
+      if (revoked) throw unauthorized('token has been revoked', true);
+    }
     return { caller: { kind: 'user', userId: verified.userId, scopes: verified.scopes }, bucket: `u:${verified.userId}` };
   }
 

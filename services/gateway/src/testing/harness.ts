@@ -27,8 +27,10 @@ export class RpcFailure extends Error {
 /** A revocation as the fake sends it (tasks.v1.Revocation). */
 export interface FakeRevocation {
   id: string;
-  kind: 'REVOCATION_KIND_API_KEY' | 'REVOCATION_KIND_MEMBERSHIP' | 'REVOCATION_KIND_UNSPECIFIED';
+  kind: 'REVOCATION_KIND_API_KEY' | 'REVOCATION_KIND_MEMBERSHIP' | 'REVOCATION_KIND_GRANT' | 'REVOCATION_KIND_UNSPECIFIED';
   workspaceId?: string;
+  grantId?: string;
+  expiresAtMs?: number;
   apiKeyId?: string;
   userId?: string;
   revokedAtMs?: number;
@@ -45,6 +47,9 @@ export interface FakeRevocations {
   /** `ready`: subscribe normally; `refuse`: answer UNAVAILABLE; `mute`: subscribe but never say ready. */
   mode: 'ready' | 'refuse' | 'mute';
   heartbeatIntervalMs: number;
+  /** What ListRevokedGrants answers (the live revoked OAuth grants); `calls` records its requests. */
+  revokedGrants: Array<{ grantId: string; expiresAtMs: number }>;
+  listCalls: Array<{ grantId: string; limit: number }>;
   /** Sends a revocation to every watcher; resolves once each acknowledged it (or after 2 s). */
   push(revocation: FakeRevocation): Promise<void>;
   heartbeat(): void;
@@ -59,6 +64,8 @@ function fakeRevocations(): { fake: FakeRevocations; implementation: grpc.Untype
     acks: [],
     mode: 'ready',
     heartbeatIntervalMs: 1_000,
+    revokedGrants: [],
+    listCalls: [],
     async push(revocation) {
       const expected = fake.watchers.size;
       const acked = new Promise<void>((resolve) => {
@@ -79,6 +86,15 @@ function fakeRevocations(): { fake: FakeRevocations; implementation: grpc.Untype
     },
   };
   const implementation: grpc.UntypedServiceImplementation = {
+    ListRevokedGrants(
+      call: grpc.ServerUnaryCall<{ grantId: string; limit: number }, unknown>,
+      callback: grpc.sendUnaryData<unknown>,
+    ) {
+      const { grantId, limit } = call.request;
+      fake.listCalls.push({ grantId, limit });
+      const grants = fake.revokedGrants.filter((grant) => grantId === '' || grant.grantId === grantId);
+      callback(null, { grants: grants.slice(0, limit || 10_000), truncated: grants.length > (limit || 10_000) });
+    },
     WatchRevocations(call: WatchCall) {
       let subscribed = false;
       call.on('data', (request: Record<string, unknown>) => {

@@ -27,7 +27,7 @@ export function buildGrpcServices(deps: {
     {
       name: 'tasks.v1.RevocationService',
       definition: proto.RevocationService.service,
-      implementation: revocationServiceHandlers({ hub: deps.revocationHub, logger: deps.logger, metrics: deps.metrics }),
+      implementation: revocationServiceHandlers({ hub: deps.revocationHub, logger: deps.logger, metrics: deps.metrics, pool: deps.pool, revocations: deps.revocations }),
     },
   ];
 }

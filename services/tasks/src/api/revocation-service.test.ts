@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { createLogger, grpcServerMetrics } from '@tws/common';
+import { createLogger, grpcServerMetrics, type Pool } from '@tws/common';
 import { loadTasksProto } from '@tws/proto-types';
 import type { RevocationServiceClient } from '@tws/proto-types/generated/tasks/v1/RevocationService';
 import type { WatchRevocationsResponse__Output } from '@tws/proto-types/generated/tasks/v1/WatchRevocationsResponse';
@@ -7,6 +7,7 @@ import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { createRevocationMetrics } from '../metrics.js';
 import { RevocationHub } from '../domain/revocation-hub.js';
+import type { Revocations } from '../domain/revocation-publisher.js';
 import { apiKeyRevoked } from '../domain/revocations.js';
 import { revocationServiceHandlers } from './revocation-service.js';
 
@@ -36,7 +37,14 @@ describe('tasks.v1.RevocationService.WatchRevocations', () => {
     });
     const proto = loadTasksProto().tasks.v1;
     server = new grpc.Server();
-    server.addService(proto.RevocationService.service, revocationServiceHandlers({ hub, logger, metrics: grpcServerMetrics(registry) }));
+    server.addService(proto.RevocationService.service, revocationServiceHandlers({
+        hub,
+        logger,
+        metrics: grpcServerMetrics(registry),
+        // Only WatchRevocations is exercised here; the grant RPCs need a database (test/e2e/mcp-oauth.test.ts).
+        pool: undefined as unknown as Pool,
+        revocations: undefined as unknown as Revocations,
+      }));
     const port = await new Promise<number>((resolve, reject) =>
       server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
     );

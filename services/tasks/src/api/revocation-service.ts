@@ -1,9 +1,11 @@
 import * as grpc from '@grpc/grpc-js';
-import type { GrpcServerMetrics, Logger } from '@tws/common';
+import { unary, type GrpcServerMetrics, type Logger, type Pool } from '@tws/common';
 import type { RevocationServiceHandlers } from '@tws/proto-types/generated/tasks/v1/RevocationService';
 import type { WatchRevocationsRequest__Output } from '@tws/proto-types/generated/tasks/v1/WatchRevocationsRequest';
 import type { WatchRevocationsResponse } from '@tws/proto-types/generated/tasks/v1/WatchRevocationsResponse';
 import type { RevocationKind } from '@tws/proto-types/generated/tasks/v1/RevocationKind';
+import { announceGrantRevocation, listRevokedGrants } from '../domain/grant-revocations.js';
+import type { Revocations } from '../domain/revocation-publisher.js';
 import type { CloseKind, RevocationHub, WatcherEvent, WatcherHandle } from '../domain/revocation-hub.js';
 
 /** Messages a stream may have queued and not yet handed to HTTP/2 before its watcher counts as too slow. */
@@ -16,6 +18,7 @@ const maxRevocationId = 64;
 const kinds: Record<string, RevocationKind> = {
   api_key: 'REVOCATION_KIND_API_KEY',
   membership: 'REVOCATION_KIND_MEMBERSHIP',
+  grant: 'REVOCATION_KIND_GRANT',
 };
 
 function responseOf(event: WatcherEvent): WatchRevocationsResponse {
@@ -34,6 +37,8 @@ function responseOf(event: WatcherEvent): WatchRevocationsResponse {
           apiKeyId: notice.kind === 'api_key' ? notice.apiKeyId : '',
           userId: notice.kind === 'membership' ? notice.userId : '',
           revokedAtMs: String(notice.at),
+          grantId: notice.kind === 'grant' ? notice.grantId : '',
+          expiresAtMs: notice.kind === 'grant' ? String(notice.expiresAt) : '0',
         },
       };
     }
@@ -49,9 +54,40 @@ const statusOf: Record<CloseKind, grpc.status> = {
  * tasks.v1.RevocationService: adapts each WatchRevocations stream to the replica's RevocationHub.
  * The first client message subscribes (watcher name, bounded); later ones acknowledge revocations.
  */
-export function revocationServiceHandlers(deps: { hub: RevocationHub; logger: Logger; metrics: GrpcServerMetrics }): RevocationServiceHandlers {
+export function revocationServiceHandlers(deps: {
+  hub: RevocationHub;
+  logger: Logger;
+  metrics: GrpcServerMetrics;
+  pool: Pool;
+  revocations: Revocations;
+}): RevocationServiceHandlers {
   const labels = { grpc_service: 'tasks.v1.RevocationService', grpc_method: 'WatchRevocations' };
+  const options = { service: 'tasks.v1.RevocationService', logger: deps.logger, metrics: deps.metrics };
   return {
+    AnnounceGrantRevocation: unary(
+      'AnnounceGrantRevocation',
+      async (request) => {
+        const confirmation = await announceGrantRevocation(deps.pool, deps.revocations, {
+          grantId: request.grantId,
+          expiresAtMs: Number(request.expiresAtMs),
+          actorUserId: request.actorUserId,
+        });
+        deps.logger.info({ grantId: request.grantId, actorUserId: request.actorUserId || undefined, confirmed: confirmation.confirmed }, 'grant revocation announced');
+        return { confirmed: confirmation.confirmed };
+      },
+      options,
+    ),
+    ListRevokedGrants: unary(
+      'ListRevokedGrants',
+      async (request) => {
+        const listed = await listRevokedGrants(deps.pool, { grantId: request.grantId, limit: request.limit });
+        return {
+          grants: listed.grants.map((grant) => ({ grantId: grant.grantId, expiresAtMs: String(grant.expiresAt.getTime()) })),
+          truncated: listed.truncated,
+        };
+      },
+      options,
+    ),
     WatchRevocations(call: grpc.ServerDuplexStream<WatchRevocationsRequest__Output, WatchRevocationsResponse>) {
       let handle: WatcherHandle | undefined;
       let subscribed = false;

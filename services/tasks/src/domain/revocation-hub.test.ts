@@ -3,7 +3,7 @@ import { Registry } from 'prom-client';
 import { describe, expect, test } from 'vitest';
 import { createRevocationMetrics } from '../metrics.js';
 import { RevocationHub, type CloseKind, type WatcherEvent, type WatcherSink } from './revocation-hub.js';
-import { apiKeyRevoked, membershipEnded, parseAck, parseNotice } from './revocations.js';
+import { apiKeyRevoked, grantRevoked, membershipEnded, parseAck, parseNotice } from './revocations.js';
 
 class FakeSink implements WatcherSink {
   events: WatcherEvent[] = [];
@@ -157,7 +157,10 @@ describe('revocation notifications', () => {
   test('round trip, and a tolerant reader for kinds a newer replica may send', () => {
     const notice = apiKeyRevoked(workspace, key);
     expect(parseNotice(JSON.stringify(notice))).toEqual(notice);
-    const newer = { id: notice.id, kind: 'grant', grantId: 'g', at: 1 };
+    const grant = grantRevoked('Gr4nt_id-1', 2_000);
+    expect(parseNotice(JSON.stringify(grant))).toEqual(grant);
+    expect(parseNotice(JSON.stringify({ ...grant, grantId: 'no spaces' }))).toBeUndefined();
+    const newer = { id: notice.id, kind: 'session', sessionId: 'g', at: 1 };
     expect(parseNotice(JSON.stringify(newer))).toEqual({ id: notice.id, kind: 'unknown', at: 1 });
     expect(parseNotice('{"kind":"api_key"}')).toBeUndefined();
     expect(parseNotice('not json')).toBeUndefined();

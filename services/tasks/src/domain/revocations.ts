@@ -20,6 +20,7 @@ export const revocationAcksChannel = 'auth_revocation_acks';
 export type RevocationNotice =
   | { id: string; kind: 'api_key'; workspaceId: string; apiKeyId: string; at: number }
   | { id: string; kind: 'membership'; workspaceId: string; userId: string; at: number }
+  | { id: string; kind: 'grant'; grantId: string; expiresAt: number; at: number }
   | { id: string; kind: 'unknown'; at: number };
 
 export interface RevocationAck {
@@ -42,9 +43,21 @@ export function membershipEnded(workspaceId: string, userId: string): Revocation
   return { id: randomUUID(), kind: 'membership', workspaceId, userId, at: Date.now() };
 }
 
+/**
+ * An OAuth grant was revoked at the app's authorization server (AnnounceGrantRevocation): the
+ * gateways refuse its access tokens (their `grant_id` claim) until `expiresAt`, when they lapse anyway.
+ */
+export function grantRevoked(grantId: string, expiresAt: number): RevocationNotice {
+  return { id: randomUUID(), kind: 'grant', grantId, expiresAt, at: Date.now() };
+}
+
+/** A grant id as oidc-provider makes them (nanoid, 21 characters) and any sane one: bounded, URL-safe. */
+export const grantIdSchema = z.string().min(1).max(128).regex(/^[A-Za-z0-9_-]+$/, 'must be a grant id (letters, digits, - and _)');
+
 const known = z.discriminatedUnion('kind', [
   z.object({ id: z.uuid(), kind: z.literal('api_key'), workspaceId: z.uuid(), apiKeyId: z.uuid(), at: z.number() }),
   z.object({ id: z.uuid(), kind: z.literal('membership'), workspaceId: z.uuid(), userId: z.uuid(), at: z.number() }),
+  z.object({ id: z.uuid(), kind: z.literal('grant'), grantId: grantIdSchema, expiresAt: z.number(), at: z.number() }),
 ]);
 const anyKind = z.object({ id: z.uuid(), kind: z.string().max(64), at: z.number() });
 const ackSchema = z.object({ id: z.uuid(), replica: z.string().min(1).max(64) });
@@ -63,7 +76,7 @@ export function parseNotice(payload: string): RevocationNotice | undefined {
   const parsed = known.safeParse(value);
   if (parsed.success) return parsed.data;
   const other = anyKind.safeParse(value);
-  if (other.success && other.data.kind !== 'api_key' && other.data.kind !== 'membership') {
+  if (other.success && !['api_key', 'membership', 'grant'].includes(other.data.kind)) {
     return { id: other.data.id, kind: 'unknown', at: other.data.at };
   }
   return undefined;

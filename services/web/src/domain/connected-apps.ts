@@ -12,15 +12,15 @@ export const maxConnectedApps = 200;
  * Revocation hook for the resource servers: a revoked grant's id is written to
  * web.oauth_revoked_grants (here, and by the adapter when oidc-provider revokes a grant itself:
  * a rotated refresh token reused, RFC 7009). Its refresh tokens are gone at once; its access
- * tokens (JWTs carrying `grant_id`) stay valid until they expire (≤ 1 h) unless the resource
- * server refuses them — the gateway's part of issue #17, to be pushed from the one hook every
- * revocation passes through (plugins/oauth.ts `grantRevoked`), as revoked API keys are pushed.
+ * tokens (JWTs carrying `grant_id`) are refused by every gateway replica from the next request:
+ * the one hook every revocation passes through (plugins/oauth.ts `grantRevoked`) pushes it, as
+ * revoked API keys are pushed.
  */
 export class ConnectedApps {
   constructor(
     private readonly pool: Pool,
     /** Called once per grant revoked here, after it is recorded (plugins/oauth.ts `grantRevoked`). */
-    private readonly onRevoked: (grantId: string) => Promise<void>,
+    private readonly onRevoked: (grantId: string, actorUserId: string) => Promise<void>,
   ) {}
 
   list(userId: string): Promise<GrantRow[]> {
@@ -30,7 +30,7 @@ export class ConnectedApps {
   /** False when the person has no such grant (another person's grant included). */
   async revoke(userId: string, grantId: string): Promise<boolean> {
     const revoked = await revokeGrantOf(this.pool, userId, grantId);
-    if (revoked) await this.onRevoked(grantId);
+    if (revoked) await this.onRevoked(grantId, userId);
     return revoked;
   }
 

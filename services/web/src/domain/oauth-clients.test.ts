@@ -29,6 +29,9 @@ describe('dynamic registration rules', () => {
     expect(registrationRequest.safeParse({ redirect_uris: Array.from({ length: 11 }, (_, i) => `https://a.example/${i}`) }).success).toBe(false);
     expect(registrationRequest.safeParse({ ...ok, client_name: 'x'.repeat(101) }).success).toBe(false);
     expect(registrationRequest.safeParse({ redirect_uris: [] }).success).toBe(false);
+    // The API's scopes are chosen at consent, not registered (an MCP SDK client sends them): dropped; OpenID ones kept.
+    expect(registrationRequest.parse({ ...ok, scope: 'read write' })).not.toHaveProperty('scope');
+    expect(registrationRequest.parse({ ...ok, scope: 'read offline_access' }).scope).toBe('offline_access');
   });
 
   it('every resource at or under the base URL has the base URL as audience', () => {

@@ -39,7 +39,16 @@ export const registrationRequest = z.looseObject({
   client_uri: uri.optional(),
   logo_uri: uri.optional(),
   scope: z.string().max(200).optional(),
+}).transform(({ scope, ...rest }) => {
+  // The API's scopes (`read`, `write`) are granted per resource at consent, not registered: an MCP
+  // client (the official SDK) registers with the protected resource's `scopes_supported`, which
+  // oidc-provider would refuse as unknown client scopes. Only the OpenID scopes are kept.
+  const kept = scope?.split(' ').filter((value) => oidcScopes.includes(value)) ?? [];
+  return kept.length > 0 ? { ...rest, scope: kept.join(' ') } : rest;
 });
+
+/** The scopes oidc-provider itself knows (domain/oauth-provider.ts `scopes`). */
+const oidcScopes: readonly string[] = ['openid', 'offline_access'];
 
 export type RegistrationRequest = z.infer<typeof registrationRequest>;
 

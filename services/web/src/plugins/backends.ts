@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { GrpcClientMetrics } from '@tws/common';
 import { connectAttachments } from '../clients/attachments.js';
-import { connectTasks } from '../clients/tasks.js';
+import { connectTasks, type RevocationsApi } from '../clients/tasks.js';
 import { connectWebhooks } from '../clients/webhooks.js';
 import { ApiKeys } from '../domain/api-keys.js';
 import { Members } from '../domain/members.js';
@@ -25,6 +25,8 @@ declare module 'fastify' {
     members: Members;
     /** The workspace's labels and the labels on its tasks, as the signed-in person. */
     labels: Labels;
+    /** tasks.v1.RevocationService (a grant revoked at the authorization server, pushed to the gateways: plugins/oauth.ts). */
+    tasksRevocations: RevocationsApi;
   }
 }
 
@@ -46,6 +48,7 @@ async function backendsPlugin(app: FastifyInstance, options: BackendsOptions): P
   app.decorate('people', new People(tasks.api));
   app.decorate('apiKeys', new ApiKeys(tasks.settings, options.revokeDeadlineMs));
   app.decorate('labels', new Labels(tasks.labels));
+  app.decorate('tasksRevocations', tasks.revocations);
   app.decorate('members', new Members(tasks.settings, options.revokeDeadlineMs));
   const webhooks = connectWebhooks(options.webhooksTarget, options.deadlineMs, options.metrics);
   app.decorate('webhooks', new Webhooks(webhooks.api));

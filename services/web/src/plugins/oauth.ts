@@ -9,7 +9,8 @@ import { ConnectedApps } from '../domain/connected-apps.js';
 import { UserFacingError } from '../domain/errors.js';
 import { registrationErrorCode, registrationLimits, registrationRequest } from '../domain/oauth-clients.js';
 import { buildOAuthProvider, oauthRoutes } from '../domain/oauth-provider.js';
-import { PostgresAdapter, recordRevokedGrant } from '../store/oauth-models.js';
+import { GrantRevocationAnnouncer } from '../domain/grant-revocations.js';
+import { markGrantAnnounced, PostgresAdapter, recordRevokedGrant, unannouncedGrants } from '../store/oauth-models.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -17,6 +18,8 @@ declare module 'fastify' {
     oauthProvider: Provider;
     /** The person's grants (connected apps): list, revoke, sweep. */
     connectedApps: ConnectedApps;
+    /** Pushes revoked grants to the gateways; the sweeper resumes the ones never acknowledged. */
+    grantRevocations: GrantRevocationAnnouncer;
   }
   interface FastifyContextConfig {
     /** `false`: no Origin/CSRF-token check (the OAuth endpoints, called by other apps, not by our forms). */
@@ -54,12 +57,23 @@ async function oauthPlugin(app: FastifyInstance, options: OAuthOptions): Promise
   const appUrl = new URL(config.APP_URL);
   /**
    * Every revoked grant passes here once, after web.oauth_revoked_grants holds it: disconnected in
-   * connected apps, or revoked by oidc-provider (a rotated refresh token reused, RFC 7009).
-   * HOOK for issue #17's gateway part: push the grant id to every gateway replica here (as API key
-   * revocations are pushed), so its access tokens (JWTs carrying `grant_id`) are refused at once.
+   * connected apps (with the person who did), or revoked by oidc-provider (a rotated refresh token
+   * reused, RFC 7009, a code replayed). Pushed to every gateway replica through the tasks service
+   * (domain/grant-revocations.ts): its access tokens (JWTs carrying `grant_id`) are refused at once.
    */
-  const grantRevoked = async (grantId: string): Promise<void> => {
-    logger.info({ grantId }, 'grant revoked');
+  const announcer = new GrantRevocationAnnouncer(app.tasksRevocations, {
+    deadlineMs: config.REVOKE_DEADLINE_MS,
+    logger,
+    store: {
+      announced: (grantId) => markGrantAnnounced(pool, grantId),
+      unannounced: (withinSeconds) => unannouncedGrants(pool, withinSeconds, 100),
+    },
+  });
+  app.decorate('grantRevocations', announcer);
+  app.addHook('onClose', async () => announcer.close());
+  const grantRevoked = async (grantId: string, actorUserId?: string): Promise<void> => {
+    logger.info({ grantId, actorUserId }, 'grant revoked');
+    await announcer.announce(grantId, actorUserId);
   };
   // oidc-provider calls revokeByGrantId once per model: the hook runs for the first call only.
   const onGrantRevoked = async (grantId: string): Promise<void> => {
@@ -147,4 +161,4 @@ async function oauthPlugin(app: FastifyInstance, options: OAuthOptions): Promise
   });
 }
 
-export default fp(oauthPlugin, { name: 'oauth', dependencies: ['errors', 'rate-limit', 'session', 'csrf'] });
+export default fp(oauthPlugin, { name: 'oauth', dependencies: ['errors', 'rate-limit', 'session', 'csrf', 'backends'] });

@@ -169,3 +169,24 @@ export async function deleteExpiredOAuthRows(db: Queryable, keepRevokedSeconds: 
   });
   return (expired.rowCount ?? 0) + (revoked.rowCount ?? 0);
 }
+
+/** The gateways applied this revoked grant (AnnounceGrantRevocation answered). */
+export async function markGrantAnnounced(db: Queryable, grantId: string): Promise<void> {
+  await db.query({ name: 'web-oauth-grant-announced', text: 'UPDATE oauth_revoked_grants SET announced_at = now() WHERE grant_id = $1', values: [grantId] });
+}
+
+/** Revoked grants not yet announced to the gateways, revoked less than `withinSeconds` ago (oldest first, at most `limit`). */
+export async function unannouncedGrants(
+  db: Queryable,
+  withinSeconds: number,
+  limit: number,
+): Promise<Array<{ grantId: string; accountId: string | null; revokedAt: Date }>> {
+  const { rows } = await db.query<{ grant_id: string; account_id: string | null; revoked_at: Date }>({
+    name: 'web-oauth-unannounced-grants',
+    text: `SELECT grant_id, account_id, revoked_at FROM oauth_revoked_grants
+            WHERE announced_at IS NULL AND revoked_at > now() - make_interval(secs => $1)
+            ORDER BY revoked_at LIMIT $2`,
+    values: [withinSeconds, limit],
+  });
+  return rows.map((row) => ({ grantId: row.grant_id, accountId: row.account_id, revokedAt: row.revoked_at }));
+}
