@@ -3,7 +3,7 @@ import { loadAttachmentsProto } from '@tws/proto-types';
 import type { Attachment } from '@tws/proto-types/generated/attachments/v1/Attachment';
 import type { AttachmentsServiceHandlers } from '@tws/proto-types/generated/attachments/v1/AttachmentsService';
 import type { Attachments } from '../domain/attachments.js';
-import { parseDeclaredSize, validateContentType } from '../domain/limits.js';
+import { parseDeclaredSize, plans, uploadLimitBytes, validateContentType } from '../domain/limits.js';
 import { sanitiseFileName } from '../domain/names.js';
 import type { AttachmentRecord } from '../store/repository.js';
 
@@ -74,6 +74,14 @@ export function attachmentsGrpcService(attachments: Attachments, options: { logg
       // A task id that is not a UUID names no task, so it has nothing to remove.
       if (!isUuid(request.taskId)) return { removedCount: 0 };
       return { removedCount: await attachments.deleteTaskAttachments(workspaceId, request.taskId.toLowerCase()) };
+    }, instrument),
+    GetWorkspaceUsage: unary('GetWorkspaceUsage', async (request) => {
+      const usage = await attachments.workspaceUsage(requireWorkspaceId(request.workspaceId));
+      return {
+        attachmentCount: usage.count,
+        storedBytes: String(usage.bytes),
+        uploadLimits: plans.map((plan) => ({ plan, maxFileBytes: String(uploadLimitBytes[plan]) })),
+      };
     }, instrument),
   };
   return { name: serviceName, definition: proto.attachments.v1.AttachmentsService.service, implementation };

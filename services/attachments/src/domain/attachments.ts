@@ -138,6 +138,11 @@ export function attachmentsDomain(deps: AttachmentsDeps) {
       return { url, expiresInSeconds: deps.downloadUrlTtlSeconds };
     },
 
+    /** What the workspace stores: its registered attachments and their bytes (GET /v1/usage). */
+    async workspaceUsage(workspaceId: string): Promise<{ count: number; bytes: number }> {
+      return repo.workspaceUsage(pool, workspaceId);
+    },
+
     /** Removes the task's attachments and their objects (after the task was deleted); returns how many. */
     async deleteTaskAttachments(workspaceId: string, taskId: string): Promise<number> {
       const removedCount = await repo.deleteTaskAttachments(pool, workspaceId, taskId, (keys) => store.remove(keys));

@@ -3,7 +3,8 @@ import { invalid } from '@tws/common';
 /** A mebibyte: the contract's "MB" (DESIGN decisions: 25 MB = 26 214 400 bytes). */
 export const MB = 2 ** 20;
 
-export type Plan = 'free' | 'pro';
+export const plans = ['free', 'pro'] as const;
+export type Plan = (typeof plans)[number];
 
 /** Largest file a workspace on each plan may upload (contract section 8). */
 export const uploadLimitBytes: Readonly<Record<Plan, number>> = { free: 25 * MB, pro: 100 * MB };

@@ -24,6 +24,8 @@ const attachmentRow = z.object({
   object_key: z.string(),
 });
 
+const usageRow = z.object({ count: z.coerce.number().int(), bytes: z.coerce.number().int() });
+
 export interface Upload {
   id: string;
   workspaceId: string;
@@ -145,6 +147,16 @@ export async function insertAttachmentOnce(
   const record = await findAttachment(db, attachment.id);
   if (!record) throw new Error(`attachment ${attachment.id} vanished right after it was written`);
   return { record, created: inserted.rowCount === 1 };
+}
+
+/** How many attachments the workspace has registered, and their total size in bytes. */
+export async function workspaceUsage(db: Queryable, workspaceId: string): Promise<{ count: number; bytes: number }> {
+  const { rows } = await db.query({
+    name: 'attachments-workspace-usage',
+    text: 'SELECT count(*) AS count, coalesce(sum(size_bytes), 0) AS bytes FROM attachments WHERE workspace_id = $1',
+    values: [workspaceId],
+  });
+  return usageRow.parse(rows[0]);
 }
 
 export async function listTaskAttachments(db: Queryable, workspaceId: string, taskId: string): Promise<AttachmentRecord[]> {

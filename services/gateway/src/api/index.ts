@@ -5,6 +5,7 @@ import commentRoutes from './comments/index.js';
 import projectRoutes from './projects/index.js';
 import sectionRoutes from './sections/index.js';
 import taskRoutes from './tasks/index.js';
+import usageRoutes from './usage/index.js';
 import webhookRoutes from './webhooks/index.js';
 import workspaceRoutes from './workspace/index.js';
 
@@ -21,6 +22,7 @@ const api: FastifyPluginAsyncZod<ApiOptions> = async (app, options) => {
     if (route.config?.auth === undefined) throw new Error(`${String(route.method)} ${route.url}: API routes declare config.auth`);
   });
   await app.register(workspaceRoutes);
+  await app.register(usageRoutes);
   await app.register(projectRoutes);
   await app.register(sectionRoutes);
   await app.register(taskRoutes);

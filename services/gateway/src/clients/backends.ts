@@ -16,8 +16,11 @@ const tasksRpcs = [
   'AuthenticateApiKey', 'GetMembership', 'GetWorkspace', 'ListMembers', 'ListStatuses',
   'ListProjects', 'CreateProject', 'UpdateProject', 'ListSections', 'CreateSection', 'UpdateSection',
   'ListTasks', 'GetTasks', 'CreateTask', 'UpdateTask', 'DeleteTask', 'CreateComment', 'DeleteComment',
+  'ListTaskComments', 'GetUsage',
 ] as const;
-const attachmentsRpcs = ['CreateUpload', 'RegisterAttachment', 'ListTaskAttachments', 'GetDownloadUrl', 'DeleteTaskAttachments'] as const;
+const attachmentsRpcs = [
+  'CreateUpload', 'RegisterAttachment', 'ListTaskAttachments', 'GetDownloadUrl', 'DeleteTaskAttachments', 'GetWorkspaceUsage',
+] as const;
 const webhooksRpcs = ['CreateEndpoint', 'ListEndpoints', 'DeleteEndpoint', 'ListDeliveries', 'RedeliverDelivery'] as const;
 
 /** The revoked grants the gateway reads (its own client: the stream shares the channel). */

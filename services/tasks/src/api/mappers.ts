@@ -6,8 +6,10 @@ import type { Role as RoleMessage, Role__Output } from '@tws/proto-types/generat
 import type { Section as SectionMessage } from '@tws/proto-types/generated/tasks/v1/Section';
 import type { Status as StatusMessage } from '@tws/proto-types/generated/tasks/v1/Status';
 import type { Task as TaskMessage } from '@tws/proto-types/generated/tasks/v1/Task';
+import type { TaskComment as TaskCommentMessage } from '@tws/proto-types/generated/tasks/v1/TaskComment';
 import type { Workspace as WorkspaceMessage } from '@tws/proto-types/generated/tasks/v1/Workspace';
 import { invalid } from '@tws/common';
+import type { CommentRow } from '../domain/comments.js';
 import type { Member, Membership, Plan, Project, Role, Section, Status, Task, Workspace } from '../domain/model.js';
 
 /** Proto ⇄ domain mapping: absent optional fields for nulls, enums as their names. */
@@ -28,6 +30,10 @@ export function roleFromProto(role: Role__Output | RoleMessage): Role {
     default:
       throw invalid('role must be one of owner, member, guest');
   }
+}
+
+export function planMessage(plan: Plan): Plan__Output {
+  return planNames[plan];
 }
 
 /** An unspecified plan means free. */
@@ -94,3 +100,14 @@ export const taskMessage = (task: Task): TaskMessage => ({
   projectId: task.projectId,
   labels: task.labels.map((label) => ({ id: label.id, name: label.name, color: label.color })),
 });
+
+/** A comment as TaskPageService.ListComments and TasksService.ListTaskComments answer it. */
+export function commentMessage(comment: CommentRow): TaskCommentMessage {
+  return {
+    id: comment.id,
+    authorName: comment.authorName,
+    ...(comment.authorUserId ? { authorUserId: comment.authorUserId } : {}),
+    createdAt: comment.createdAt.toISOString(),
+    bodyJson: JSON.stringify(comment.body),
+  };
+}

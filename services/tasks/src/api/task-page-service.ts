@@ -2,7 +2,7 @@ import { unary } from '@tws/common';
 import type { ActingPerson__Output } from '@tws/proto-types/generated/tasks/v1/ActingPerson';
 import type { TaskPageServiceHandlers } from '@tws/proto-types/generated/tasks/v1/TaskPageService';
 import * as taskPage from '../domain/task-page.js';
-import { projectMessage, taskMessage } from './mappers.js';
+import { commentMessage, projectMessage, taskMessage } from './mappers.js';
 import type { HandlerDeps } from './tasks-service.js';
 
 const acting = (message: ActingPerson__Output | null) => ({ workspaceId: message?.workspaceId ?? '', userId: message?.userId ?? '' });
@@ -24,13 +24,7 @@ export function taskPageServiceHandlers({ pool, logger, metrics }: HandlerDeps):
       async (request) => {
         const listed = await taskPage.listComments(pool, acting(request.acting), request.taskId);
         return {
-          comments: listed.comments.map((comment) => ({
-            id: comment.id,
-            authorName: comment.authorName,
-            ...(comment.authorUserId ? { authorUserId: comment.authorUserId } : {}),
-            createdAt: comment.createdAt.toISOString(),
-            bodyJson: JSON.stringify(comment.body),
-          })),
+          comments: listed.comments.map(commentMessage),
           truncated: listed.truncated,
         };
       },

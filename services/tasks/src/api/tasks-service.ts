@@ -5,11 +5,12 @@ import type { Actor__Output } from '@tws/proto-types/generated/tasks/v1/Actor';
 import type { TasksServiceHandlers } from '@tws/proto-types/generated/tasks/v1/TasksService';
 import { ApiKeyUsage } from '../domain/api-key-usage.js';
 import type { DescriptionInput } from '../domain/description.js';
+import { listCommentsPage } from '../domain/comments.js';
 import * as projects from '../domain/projects.js';
 import * as tasks from '../domain/tasks.js';
 import { getTasksJson, listTasksJson } from '../domain/task-views.js';
 import * as workspaces from '../domain/workspaces.js';
-import { memberMessage, membershipMessage, projectMessage, sectionMessage, statusMessage, taskMessage, workspaceMessage } from './mappers.js';
+import { commentMessage, memberMessage, membershipMessage, planMessage, projectMessage, sectionMessage, statusMessage, taskMessage, workspaceMessage } from './mappers.js';
 
 /** Largest GetTasks batch served; the gateway sends at most 64. */
 const maxTasksPerBatch = 500;
@@ -183,6 +184,28 @@ export function tasksServiceHandlers({ pool, logger, metrics }: HandlerDeps): Ta
       async (request) => {
         await tasks.deleteComment(pool, request.workspaceId, request.id);
         return {};
+      },
+      options,
+    ),
+    ListTaskComments: unary(
+      'ListTaskComments',
+      async (request) => {
+        const page = await listCommentsPage(pool, { workspaceId: request.workspaceId, taskId: request.taskId, limit: request.limit, cursor: request.cursor });
+        return { comments: page.comments.map(commentMessage), nextCursor: page.nextCursor ?? '' };
+      },
+      options,
+    ),
+    GetUsage: unary(
+      'GetUsage',
+      async (request) => {
+        const usage = await workspaces.getUsage(pool, request.workspaceId);
+        return {
+          plan: planMessage(usage.plan),
+          ...(usage.limits.projects === null ? {} : { maxProjects: usage.limits.projects }),
+          ...(usage.limits.tasks === null ? {} : { maxTasks: usage.limits.tasks }),
+          projectCount: usage.counts.projects,
+          taskCount: usage.counts.tasks,
+        };
       },
       options,
     ),

@@ -1,5 +1,6 @@
 import { notFound, type Queryable } from '@tws/common';
-import { listTaskComments, readTaskByNumber, type CommentRow } from '../store/task-page.js';
+import { listTaskComments, type CommentRow } from '../store/comments.js';
+import { readTaskByNumber } from '../store/task-page.js';
 import type { ActingPerson } from './api-key-settings.js';
 import type { Project, Task } from './model.js';
 import { isUuid } from './identifiers.js';
@@ -42,7 +43,12 @@ export async function getTaskByNumber(
 export async function listComments(db: Queryable, acting: ActingPerson, taskId: string): Promise<{ comments: CommentRow[]; truncated: boolean }> {
   const ids = actingIds(acting);
   if (!isUuid(taskId)) throw taskNotFound();
-  const rows = await listTaskComments(db, { ...ids, taskId: taskId.toLowerCase(), limit: maxListedComments + 1 });
+  const rows = await listTaskComments(db, {
+    workspaceId: ids.workspaceId,
+    taskId: taskId.toLowerCase(),
+    memberUserId: ids.userId,
+    window: { newest: maxListedComments + 1 },
+  });
   if (rows === null) throw taskNotFound();
   // One more than listed was read: the oldest of them is dropped, and says there are more.
   return rows.length > maxListedComments ? { comments: rows.slice(1), truncated: true } : { comments: rows, truncated: false };

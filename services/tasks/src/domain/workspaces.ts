@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { countLiveApiKeys, findApiKeyByHash, insertApiKey, lockApiKeyOwner, revokeApiKey as revokeApiKeyRow } from '../store/api-keys.js';
 import {
   getMember,
+  getPlanCounters,
   getWorkspace as getWorkspaceRow,
   insertMember,
   insertStatuses,
@@ -17,7 +18,7 @@ import { displayPrefix, generateApiKey, hashApiKey, looksLikeApiKey, maxLiveKeys
 import { deriveTaskPrefix, newUrlId } from './identifiers.js';
 import type { Confirmation, Revocations } from './revocation-publisher.js';
 import { apiKeyRevoked } from './revocations.js';
-import { defaultStatuses, type IssuedApiKey, type Member, type Membership, type Plan, type Role, type Status, type Workspace } from './model.js';
+import { defaultStatuses, freePlanLimits, type IssuedApiKey, type Member, type Membership, type Plan, type Role, type Status, type Workspace } from './model.js';
 import { pathId, requiredText } from './validation.js';
 
 const emailSchema = z.email();
@@ -38,6 +39,24 @@ export async function getWorkspace(pool: Queryable, workspaceId: string): Promis
   const workspace = await getWorkspaceRow(pool, pathId(workspaceId, 'workspace'));
   if (!workspace) throw notFound('workspace not found');
   return workspace;
+}
+
+/** The workspace's plan, its limits (null: none) and the counts they apply to (GET /v1/usage). */
+export interface Usage {
+  plan: Plan;
+  limits: { projects: number | null; tasks: number | null };
+  counts: { projects: number; tasks: number };
+}
+
+export async function getUsage(pool: Queryable, workspaceId: string): Promise<Usage> {
+  const found = await getPlanCounters(pool, pathId(workspaceId, 'workspace'));
+  if (!found) throw notFound('workspace not found');
+  const limited = found.plan === 'free';
+  return {
+    plan: found.plan,
+    limits: { projects: limited ? freePlanLimits.projects : null, tasks: limited ? freePlanLimits.tasks : null },
+    counts: { projects: found.projectCount, tasks: found.taskCount },
+  };
 }
 
 export async function listMembers(pool: Queryable, workspaceId: string): Promise<Member[]> {

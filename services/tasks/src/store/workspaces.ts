@@ -75,6 +75,20 @@ export async function getWorkspace(db: Queryable, id: string): Promise<Workspace
   return rows[0] ? toWorkspace(rows[0]) : null;
 }
 
+/** The workspace's plan and the counters its limits apply to; null when there is no such workspace. */
+export async function getPlanCounters(
+  db: Queryable,
+  id: string,
+): Promise<{ plan: Plan; projectCount: number; taskCount: number } | null> {
+  const { rows } = await db.query<{ plan: Plan; project_count: number; task_count: number }>({
+    name: 'tasks-get-plan-counters',
+    text: 'SELECT plan, project_count, task_count FROM workspaces WHERE id = $1',
+    values: [id],
+  });
+  const row = rows[0];
+  return row ? { plan: row.plan, projectCount: row.project_count, taskCount: row.task_count } : null;
+}
+
 /** Takes a project slot of the workspace's plan; false when the free plan is full (or no workspace). */
 export async function takeProjectSlot(db: Queryable, workspaceId: string, freeLimit: number): Promise<boolean> {
   const { rowCount } = await db.query(

@@ -2,21 +2,43 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Actor } from '@tws/proto-types/generated/tasks/v1/Actor';
 import type { Principal } from '../../domain/auth/principal.js';
-import { assertPathId, errorResponses, NoContent, PathId, textMaxLength } from '../schemas/common.js';
+import { assertPathId, errorResponses, NoContent, PathId } from '../schemas/common.js';
+import { CommentPage, CommentsQuery, CommentText, toComment } from './schemas.js';
 
-export const CommentText = z
-  .string()
-  .max(textMaxLength)
-  .refine((text) => text.trim().length > 0, { error: 'must not be empty' })
-  .meta({ description: 'Markdown; blank lines separate blocks.' });
+export { CommentText };
 
 /** Comments are attributed to the API key (shown with its name) or to the Bearer token's user. */
 function actorOf(principal: Principal): Actor {
   return principal.kind === 'apiKey' ? { apiKeyId: principal.apiKeyId } : { userId: principal.userId };
 }
 
-/** POST /v1/tasks/:id/comments, DELETE /v1/comments/:id. */
+/** GET and POST /v1/tasks/:id/comments, DELETE /v1/comments/:id. */
 const commentRoutes: FastifyPluginAsyncZod = async (app) => {
+  app.get(
+    '/tasks/:id/comments',
+    {
+      config: { auth: true },
+      schema: {
+        tags: ['Comments'],
+        operationId: 'listComments',
+        summary: "A task's comments, oldest first, one page at a time",
+        params: z.object({ id: PathId }),
+        querystring: CommentsQuery,
+        response: { 200: CommentPage, ...errorResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (request) => {
+      assertPathId(request.params.id, 'task');
+      const page = await app.tasksApi.ListTaskComments({
+        workspaceId: request.principal.workspaceId,
+        taskId: request.params.id,
+        limit: request.query.limit,
+        cursor: request.query.cursor ?? '',
+      });
+      return { comments: page.comments.map(toComment), nextCursor: page.nextCursor || null };
+    },
+  );
+
   app.post(
     '/tasks/:id/comments',
     {
