@@ -23,6 +23,7 @@ let callback: Awaited<ReturnType<typeof callbackServer>>;
 let browser: Browser;
 let metadata: OAuthMetadata;
 let memberUserId: string;
+let workspaceId: string;
 let db: pg.Pool;
 let clientId: string;
 let opened: OpenedPage;
@@ -31,7 +32,7 @@ beforeAll(async () => {
   const owner = stack.idp.users.find((user) => user.role === 'owner')!;
   const created = await adminCli(['workspace', 'create', '--name', 'OAuth Workspace', '--plan', 'pro', '--owner-email', owner.email, '--owner-name', owner.name]);
   expect(created.code, JSON.stringify(created.json)).toBe(0);
-  const workspaceId = (created.json as { workspace: { id: string } }).workspace.id;
+  workspaceId = (created.json as { workspace: { id: string } }).workspace.id;
   const added = await adminCli(['member', 'add', '--workspace', workspaceId, '--email', member.email, '--name', member.name, '--role', 'member']);
   expect(added.code, JSON.stringify(added.json)).toBe(0);
   memberUserId = (added.json as { member: { userId: string } }).member.userId;
@@ -66,6 +67,20 @@ async function connect(page: Page, access: 'read' | 'read write', onConsent?: (p
   const exchanged = await tokenRequest(metadata, { grant_type: 'authorization_code', code, redirect_uri: redirectUri, client_id: clientId, code_verifier: verifier });
   expect(exchanged.status, JSON.stringify(exchanged.json)).toBe(200);
   return { code, verifier, tokens: exchanged.json as { access_token: string; refresh_token: string; scope: string; expires_in: number; token_type: string } };
+}
+
+/** GET /v1/workspace at the gateway with this access token: its status. */
+const apiStatus = async (accessToken: string): Promise<number> =>
+  (await fetch(`${baseUrl}/v1/workspace`, { headers: { authorization: `Bearer ${accessToken}`, 'x-workspace-id': workspaceId } })).status;
+
+/** The status the gateway gives this access token once it is no longer 200, within `ms`. */
+async function statusOnceRefused(accessToken: string, ms = 10_000): Promise<number> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const status = await apiStatus(accessToken);
+    if (status !== 200 || Date.now() > until) return status;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 const revokedGrant = async (grantId: string): Promise<boolean> =>
@@ -176,6 +191,9 @@ describe('the authorization code flow with PKCE', () => {
     const rotated = String(first.json.refresh_token);
     expect(rotated).not.toBe(tokens.refresh_token);
     expect(decodeJwt(String(first.json.access_token))).toMatchObject({ sub: memberUserId, scope: 'read write', aud: baseUrl });
+    // Both access tokens of the grant work at the gateway until the reuse…
+    expect(await apiStatus(tokens.access_token)).toBe(200);
+    expect(await apiStatus(String(first.json.access_token))).toBe(200);
     const reused = await tokenRequest(metadata, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: clientId });
     expect(reused.status).toBe(400);
     expect(reused.json.error).toBe('invalid_grant');
@@ -183,6 +201,9 @@ describe('the authorization code flow with PKCE', () => {
     expect(afterReuse.status).toBe(400);
     expect(afterReuse.json.error).toBe('invalid_grant');
     expect(await revokedGrant(grantId)).toBe(true);
+    // …after which the gateway refuses every token of the grant (announced to every replica).
+    expect(await statusOnceRefused(tokens.access_token)).toBe(401);
+    expect(await apiStatus(String(first.json.access_token))).toBe(401);
   });
 
   it('RFC 7009: a revoked refresh token no longer refreshes, and its grant is recorded as revoked', async () => {
