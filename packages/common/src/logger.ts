@@ -1,4 +1,4 @@
-import { pino, type Logger, type LevelWithSilent } from 'pino';
+import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
 import { currentRequestId, requestIdLogField } from './request-id.js';
 
 export type { Logger } from 'pino';
@@ -13,9 +13,12 @@ function requestIdMixin(_object: object, _level: number, logger: Logger): Record
   return { [requestIdLogField]: requestId };
 }
 
-/** Structured JSON logs on stdout, one line per event, with the service name on every line. */
-export function createLogger(service: string, level: LevelWithSilent = 'info'): Logger {
-  return pino({
+/**
+ * Structured JSON logs on stdout (or `destination`, for tests), one line per event, with the service
+ * name on every line.
+ */
+export function createLogger(service: string, level: LevelWithSilent = 'info', destination?: DestinationStream): Logger {
+  const options: pino.LoggerOptions = {
     level,
     base: { service },
     timestamp: pino.stdTimeFunctions.isoTime,
@@ -25,5 +28,6 @@ export function createLogger(service: string, level: LevelWithSilent = 'info'): 
       paths: ['req.headers["x-api-key"]', 'req.headers.authorization', '*.secret', '*.password'],
       censor: '[redacted]',
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
