@@ -6,6 +6,8 @@ import { api, type ApiResponse } from '../support/api.js';
 import { createProject, createTask, expectError, expectStatus, keyOf, unknownId } from '../support/fixtures.js';
 import { requestFrom } from '../support/http-from.js';
 import { waitForLogLines } from '../support/service-logs.js';
+import { findOnTopic, registerWebhook } from '../support/webhooks/fixtures.js';
+import { startReceiver } from '../support/webhooks/receiver.js';
 
 /**
  * Request ids (README "Request ids"): every response carries X-Request-Id, the client's when it
@@ -128,5 +130,35 @@ describe('request ids', () => {
     expect(attachmentLines).toContainEqual(expect.objectContaining({ service: 'attachments', method: 'ListTaskAttachments', code: 'OK' }));
     const webhookLines = await waitForLogLines('webhooks', (line) => line.reqId === webhooks);
     expect(webhookLines).toContainEqual(expect.objectContaining({ service: 'webhooks', method: 'ListEndpoints', code: 'OK' }));
+  });
+});
+
+describe('request ids of webhook deliveries (task event → Kafka header → the delivery\'s log lines)', () => {
+  it('the event carries the id of the request that changed the task, and each attempt, retries included, logs it', async () => {
+    const ws = await createWorkspace();
+    const project = await createProject(keyOf(ws));
+    // The first request fails (500), so the delivery's second attempt comes from a delay topic.
+    const receiver = await startReceiver({ reply: (n) => (n === 1 ? 500 : 200) });
+    try {
+      await registerWebhook(keyOf(ws), { url: `${receiver.origin}/hooks`, secret: `whsec_${randomUUID()}`, events: ['task.created'] });
+      const sent = newId();
+      const created = await api<{ id: string }>('POST', '/v1/tasks', {
+        credentials: keyOf(ws),
+        body: { projectId: project.id, listId: project.defaultListId, name: 'Traced task' },
+        headers: { 'x-request-id': sent },
+      });
+      expectStatus(created, 201);
+      expectRequestId(created, sent);
+
+      const event = await findOnTopic('task-events.v1', (message) => message.key === created.body.id);
+      expect(event.headers['request-id']).toBe(sent);
+      await receiver.waitFor(2);
+      const attempts = await waitForLogLines('webhooks', (line) => line.reqId === sent && line.msg === 'attempt succeeded');
+      expect(attempts).toContainEqual(expect.objectContaining({ service: 'webhooks', attempt: 2, statusCode: 200 }));
+      const failed = await waitForLogLines('webhooks', (line) => line.reqId === sent && line.msg === 'attempt failed');
+      expect(failed).toContainEqual(expect.objectContaining({ attempt: 1, statusCode: 500 }));
+    } finally {
+      await receiver.close();
+    }
   });
 });
