@@ -107,6 +107,16 @@ describe('request ids', () => {
     expectRequestId(blocked!, sent);
   });
 
+  it('the app (web) answers with request ids by the same rule', async (context) => {
+    const { webUrl } = inject('stack');
+    if (!webUrl) context.skip();
+    const sent = newId();
+    const kept = await fetch(`${webUrl}/`, { headers: { 'x-request-id': sent }, redirect: 'manual' });
+    expect(kept.headers.get('x-request-id')).toBe(sent);
+    const replaced = await fetch(`${webUrl}/`, { headers: { 'x-request-id': 'x'.repeat(129) }, redirect: 'manual' });
+    expect(replaced.headers.get('x-request-id')).toMatch(uuid);
+  });
+
   it('the tasks, attachments and webhooks services log the id with the calls they handled for it', async () => {
     const project = await createProject(keyOf(ws));
     const task = await createTask(keyOf(ws), { projectId: project.id, listId: project.defaultListId });

@@ -40,7 +40,9 @@ export function unary<Req, Res>(
       stopTimer({ grpc_code: codeName });
       options.metrics.handled.inc({ ...labels, grpc_code: codeName });
       // One line per call at debug level (off by default): with the caller's request id (logger.ts).
-      options.logger.debug({ method, code: codeName, ms: Math.round(performance.now() - started) }, 'gRPC call finished');
+      if (options.logger.isLevelEnabled('debug')) {
+        options.logger.debug({ method, code: codeName, ms: Math.round(performance.now() - started) }, 'gRPC call finished');
+      }
     };
     // gRPC is an edge too: a string with U+0000 (which Postgres refuses) is an invalid argument here.
     const nulAt = findNul(call.request);
