@@ -115,6 +115,10 @@ describe('request ids', () => {
     expect(kept.headers.get('x-request-id')).toBe(sent);
     const replaced = await fetch(`${webUrl}/`, { headers: { 'x-request-id': 'x'.repeat(129) }, redirect: 'manual' });
     expect(replaced.headers.get('x-request-id')).toMatch(uuid);
+    // The authorization server's answers (oidc-provider writes the raw response itself) carry it too.
+    const metadata = await fetch(`${webUrl}/.well-known/oauth-authorization-server`, { headers: { 'x-request-id': sent } });
+    expect(metadata.status).toBe(200);
+    expect(metadata.headers.get('x-request-id')).toBe(sent);
   });
 
   it('the tasks, attachments and webhooks services log the id with the calls they handled for it', async () => {
