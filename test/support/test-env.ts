@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 
 /** Settings the test stack's services run with (short timers, test-only trust). */
 export const testServiceEnv: NodeJS.ProcessEnv = {
-  LOG_LEVEL: 'info',
+  // debug: the services' one line per gRPC call (method, code, ms, reqId), which test/e2e/request-ids reads.
+  LOG_LEVEL: 'debug',
   // Webhooks: a fixed test-only secret encryption key (32 bytes; any stack a suite starts needs one), the
   // contract's delays shortened, and the SSRF guard exempting only the test receivers' address.
   WEBHOOK_SECRET_ENCRYPTION_KEY: Buffer.from('webhooks-test-key-0123456789abcd').toString('base64'),

@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import type { GrpcClientMetrics } from './metrics.js';
+import { requestIdInterceptor } from './request-id.js';
 
 /** A unary client method as inferred from the last overload of a generated client. */
 type UnaryMethod<Req, Res> = (request: Req, callback: grpc.requestCallback<Res>) => grpc.ClientUnaryCall;
@@ -63,9 +64,12 @@ export function isGrpcError(error: unknown): error is grpc.ServiceError {
   return typeof error === 'object' && error !== null && 'code' in error && 'details' in error && 'metadata' in error;
 }
 
-/** Client options shared by every service: keepalive, metrics interceptor, sane message limits. */
+/**
+ * Client options shared by every service: keepalive, the request id of the request being served as
+ * `x-request-id` metadata, metrics interceptor, sane message limits.
+ */
 export function grpcClientOptions(service: string, metrics?: GrpcClientMetrics): grpc.ClientOptions {
-  const interceptors: grpc.Interceptor[] = [];
+  const interceptors: grpc.Interceptor[] = [requestIdInterceptor()];
   if (metrics) interceptors.push(metricsInterceptor(service, metrics));
   return {
     'grpc.keepalive_time_ms': 30_000,

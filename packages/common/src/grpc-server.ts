@@ -5,6 +5,7 @@ import { DomainError, grpcStatusOfFailure } from './errors.js';
 import { findNul, nulMessage } from './nul.js';
 import type { GrpcServerMetrics } from './metrics.js';
 import { isDatabaseUnavailable } from './db.js';
+import { requestIdFromMetadata, runWithRequestId } from './request-id.js';
 
 export type UnaryHandler<Req, Res> = (request: Req, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>;
 
@@ -31,12 +32,17 @@ export function unary<Req, Res>(
   options: InstrumentOptions,
 ): grpc.handleUnaryCall<Req, Res> {
   const labels = { grpc_service: options.service, grpc_method: method };
-  return (call, callback) => {
+  const serve: grpc.handleUnaryCall<Req, Res> = (call, callback) => {
     const stopTimer = options.metrics.handling.startTimer(labels);
+    const started = performance.now();
     const finish = (code: grpc.status): void => {
       const codeName = grpc.status[code] ?? String(code);
       stopTimer({ grpc_code: codeName });
       options.metrics.handled.inc({ ...labels, grpc_code: codeName });
+      // One line per call at debug level (off by default): with the caller's request id (logger.ts).
+      if (options.logger.isLevelEnabled('debug')) {
+        options.logger.debug({ method, code: codeName, ms: Math.round(performance.now() - started) }, 'gRPC call finished');
+      }
     };
     // gRPC is an edge too: a string with U+0000 (which Postgres refuses) is an invalid argument here.
     const nulAt = findNul(call.request);
@@ -64,6 +70,13 @@ export function unary<Req, Res>(
         callback({ code: grpc.status.INTERNAL, details: 'internal error' });
       },
     );
+  };
+  // The caller's request id (x-request-id metadata) is the context of the whole call: every line
+  // the handler logs carries it, and every call it makes onwards passes it on (request-id.ts).
+  return (call, callback) => {
+    const requestId = requestIdFromMetadata(call.metadata);
+    if (requestId === undefined) serve(call, callback);
+    else runWithRequestId(requestId, () => serve(call, callback));
   };
 }
 

@@ -18,3 +18,4 @@ export * from './ids.js';
 export * from './concurrency.js';
 export * from './keyed-batcher.js';
 export * from './periodic.js';
+export * from './request-id.js';

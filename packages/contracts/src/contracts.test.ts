@@ -6,6 +6,7 @@ import {
   originalOf,
   parseScheduledAttempt,
   parseTaskEvent,
+  requestIdOfMessage,
   retryTopicOf,
   retryTopics,
   scheduledAttemptMessage,
@@ -55,6 +56,15 @@ describe('task-events.v1', () => {
     expect(parseTaskEvent(value, message.headers)).toEqual({ id: event.id, type: 'task.updated', workspaceId, taskId: event.data.id, payload: value });
   });
 
+  it('a request id rides in the request-id header, only when there is one, and the reader ignores it', () => {
+    const message = taskEventMessage(event, workspaceId, 'req-7');
+    expect(message.headers['request-id']).toBe('req-7');
+    expect(requestIdOfMessage(message.headers)).toBe('req-7');
+    expect(parseTaskEvent(bytes(message.value), message.headers)).toMatchObject({ id: event.id });
+    expect(taskEventMessage(event, workspaceId, null).headers).not.toHaveProperty('request-id');
+    expect(requestIdOfMessage(taskEventMessage(event, workspaceId).headers)).toBeUndefined();
+  });
+
   it('the reader tolerates fields a later writer adds, and refuses what it cannot use', () => {
     const { headers } = taskEventMessage(event, workspaceId);
     const later = { ...event, data: { ...event.data, dueOn: '2026-12-01' }, source: 'mcp' };
@@ -85,6 +95,11 @@ describe('scheduled attempts and dead letters', () => {
     expect(parseScheduledAttempt(bytes(message.value))).toEqual(attempt);
     expect(message.headers).toMatchObject({ attempt: '3', 'not-before': attempt.notBefore, 'event-type': 'task.updated', 'workspace-id': workspaceId });
     expect(originalOf(message.headers)).toEqual(original);
+  });
+
+  it('a scheduled attempt carries the request id on to the next attempt', () => {
+    expect(requestIdOfMessage(scheduledAttemptMessage(attempt, { requestId: 'req-7' }).headers)).toBe('req-7');
+    expect(scheduledAttemptMessage(attempt, {}).headers).not.toHaveProperty('request-id');
   });
 
   it('a redelivery names the delivery it repeats and no original position', () => {

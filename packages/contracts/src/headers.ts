@@ -10,6 +10,12 @@ export const headerNames = {
   originalTopic: 'original-topic',
   originalPartition: 'original-partition',
   originalOffset: 'original-offset',
+  /**
+   * The id of the API request that caused the message (its `X-Request-Id`), when there was one: on
+   * task events and on the scheduled attempts of their deliveries, for the logs. Never trusted as
+   * more than a log field.
+   */
+  requestId: 'request-id',
 } as const;
 
 /** Headers as a Kafka client hands them over (kafkajs' IHeaders has this shape). */

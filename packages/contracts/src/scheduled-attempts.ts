@@ -29,6 +29,8 @@ export interface ScheduleContext {
   original?: SourceRef | undefined;
   /** On the redelivery topic: the delivery this one repeats. */
   redeliveryOf?: string | undefined;
+  /** The request that caused the event (its `request-id` header), carried for the logs. */
+  requestId?: string | undefined;
 }
 
 function scheduleHeaders(attempt: number, notBefore: string, deliveryId: string, eventId: string, context: ScheduleContext): Record<string, string> {
@@ -46,6 +48,7 @@ function scheduleHeaders(attempt: number, notBefore: string, deliveryId: string,
     headers[headerNames.originalOffset] = context.original.offset;
   }
   if (context.redeliveryOf !== undefined) headers[headerNames.redeliveryOf] = context.redeliveryOf;
+  if (context.requestId !== undefined) headers[headerNames.requestId] = context.requestId;
   return headers;
 }
 
@@ -76,6 +79,11 @@ export function parseScheduledAttempt(value: Buffer | null): ScheduledAttempt | 
 /** The due time a scheduled message's `not-before` header names (it agrees with the value's). */
 export function notBeforeOf(headers: MessageHeaders | undefined): string | undefined {
   return headerText(headers, headerNames.notBefore);
+}
+
+/** The `request-id` header of a task event or scheduled attempt, as sent (the reader checks it). */
+export function requestIdOfMessage(headers: MessageHeaders | undefined): string | undefined {
+  return headerText(headers, headerNames.requestId);
 }
 
 /** The original event's position from a scheduled message's headers. */

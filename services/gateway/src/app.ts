@@ -1,7 +1,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { serializerCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { Logger } from '@tws/common';
+import { fastifyRequestIdOptions, type Logger } from '@tws/common';
 import type { Registry } from 'prom-client';
 import api from './api/index.js';
 import mcpRoutes from './api/mcp/index.js';
@@ -9,6 +9,7 @@ import type { GatewayConfig } from './config.js';
 import { gatewayMetrics } from './metrics.js';
 import authPlugin from './plugins/auth.js';
 import backendsPlugin from './plugins/backends.js';
+import requestIdPlugin from './plugins/request-id.js';
 import errorsPlugin, { clientErrorHandler, frameworkErrors } from './plugins/errors.js';
 import openApiPlugin from './plugins/openapi.js';
 import opsPlugin from './plugins/ops.js';
@@ -39,6 +40,8 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
     // requests that still arrive on open connections during the drain are served instead, with
     // `Connection: close`, while /readyz already reports shutting down.
     return503OnClosing: false,
+    // X-Request-Id: the client's when sane, else a new UUID (README "Request ids").
+    ...fastifyRequestIdOptions,
     routerOptions: { ignoreTrailingSlash: true },
     // Errors fastify and node raise before routing answer {"error"} too, without echoing the URL.
     frameworkErrors,
@@ -49,6 +52,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
 
   // Cross-cutting plugins first: rate-limit and auth read each route's policy (`config.rateLimit`,
   // `config.auth`) in onRoute hooks, which see only the routes added after them.
+  await app.register(requestIdPlugin);
   await app.register(errorsPlugin);
   await app.register(rateLimitPlugin, { config });
   await app.register(backendsPlugin, { config, metrics: metrics.grpcClient });

@@ -1,7 +1,7 @@
 import formbody from '@fastify/formbody';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { validatorCompiler } from 'fastify-type-provider-zod';
-import { createPool, postgresReadiness, type Logger } from '@tws/common';
+import { createPool, fastifyRequestIdOptions, postgresReadiness, type Logger } from '@tws/common';
 import type { Registry } from 'prom-client';
 import api from './api/index.js';
 import type { WebConfig } from './config.js';
@@ -9,6 +9,7 @@ import { SecretKeys } from './domain/secrets.js';
 import { webMetrics } from './metrics.js';
 import backendsPlugin from './plugins/backends.js';
 import csrfPlugin from './plugins/csrf.js';
+import requestIdPlugin from './plugins/request-id.js';
 import errorsPlugin, { clientErrorHandler, frameworkErrors } from './plugins/errors.js';
 import oauthPlugin from './plugins/oauth.js';
 import opsPlugin from './plugins/ops.js';
@@ -40,6 +41,8 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
     // Per-request lines are off: http_request_duration_seconds covers traffic; errors are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: false,
+    // X-Request-Id: the client's when sane, else a new UUID (README "Request ids").
+    ...fastifyRequestIdOptions,
     routerOptions: { ignoreTrailingSlash: true },
     frameworkErrors,
     clientErrorHandler,
@@ -50,6 +53,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   await app.register(formbody, { bodyLimit: config.BODY_LIMIT_BYTES });
 
   // Cross-cutting plugins before the routes: their hooks and onRoute policies apply to routes added after them.
+  await app.register(requestIdPlugin);
   await app.register(errorsPlugin);
   await app.register(opsPlugin, { readiness: [postgresReadiness(pool)], httpRequestDuration: metrics.httpRequestDuration });
   await app.register(securityHeadersPlugin, { secure: config.APP_SECURE });

@@ -3,7 +3,8 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
-import { findNul, isGrpcError, nulMessage } from '@tws/common';
+import { randomUUID } from 'node:crypto';
+import { findNul, isGrpcError, nulMessage, requestIdHeader } from '@tws/common';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 
 /** An error whose message and status are meant for the API client. */
@@ -161,8 +162,10 @@ function clientErrorMessage(error: FastifyError, statusCode: number): string {
 export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const statusCode = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
   if (statusCode >= 500) request.log.error({ err: error }, 'framework error before routing');
+  // Raised before the onRequest hooks (plugins/request-id.ts): the id is set here.
   void reply
     .code(statusCode)
+    .header(requestIdHeader, request.id)
     .type('application/json; charset=utf-8')
     .send({ error: statusCode >= 500 ? 'internal server error' : clientErrorMessage(error, statusCode) });
 }
@@ -170,7 +173,8 @@ export function frameworkErrors(error: FastifyError, request: FastifyRequest, re
 /**
  * The HTTP server's `clientError`: a request node's parser refused (malformed request line or
  * header, headers over the size limit, a request that took too long to arrive). Answered on the raw
- * socket, which is then closed, with `{"error"}` instead of fastify's framework fields.
+ * socket, which is then closed, with `{"error"}` instead of fastify's framework fields (and a new
+ * request id: no request was parsed to take one from).
  */
 export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
@@ -182,7 +186,7 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
   if (socket.writable) {
     socket.end(
       `HTTP/1.1 ${statusCode} ${STATUS_CODES[statusCode]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${randomUUID()}\r\nConnection: close\r\n\r\n${body}`,
     );
   }
   socket.destroySoon();

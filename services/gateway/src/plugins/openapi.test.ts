@@ -97,3 +97,15 @@ test('Swagger UI is served at /docs', async () => {
   expect(page.statusCode).toBe(200);
   expect(page.headers['content-type']).toMatch(/text\/html/);
 });
+
+test('every operation takes an optional X-Request-Id and every documented answer carries one', () => {
+  for (const [path, item] of Object.entries(spec.paths)) {
+    for (const [method, operation] of Object.entries(item) as Array<[string, { parameters?: Array<{ in: string; name: string; required?: boolean }>; responses: Record<string, { headers?: Record<string, { required?: boolean }> }> }]>) {
+      expect(operation.parameters, `${method} ${path}`).toContainEqual(expect.objectContaining({ in: 'header', name: 'X-Request-Id', required: false }));
+      for (const [code, response] of Object.entries(operation.responses)) {
+        expect(response.headers?.['X-Request-Id']?.required, `${method} ${path} ${code}`).toBe(true);
+      }
+    }
+  }
+  expect(spec.paths['/v1/workspace']?.get?.responses['429']).toMatchObject({ headers: { 'Retry-After': expect.anything() } });
+});

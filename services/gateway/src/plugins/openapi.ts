@@ -11,16 +11,39 @@ Authenticate with an API key (\`X-API-Key\`, full access to its workspace) or a 
 the workspace). Webhooks are managed with an API key only.
 
 Every error is \`{"error": "<message>"}\`. Requests are rate-limited per credential (token bucket):
-over the limit the answer is 429 with \`Retry-After\` (seconds).`;
+over the limit the answer is 429 with \`Retry-After\` (seconds).
+
+Every response carries \`X-Request-Id\`: the one the request sent when it is 1–128 characters of
+\`A-Z a-z 0-9 - _ . : / + = @\`, otherwise a new UUID. Quote it when reporting a problem: every
+service that handled the request logged it.`;
 
 /** The parts of the generated document `finish` touches. */
 interface OpenApiParts {
   components?: { schemas?: Record<string, unknown> } & Record<string, unknown>;
-  paths?: Record<string, Record<string, { responses?: Record<string, { headers?: unknown; description?: string; content?: unknown }> } | undefined> | undefined>;
+  paths?: Record<
+    string,
+    Record<string, { parameters?: unknown[]; responses?: Record<string, { headers?: Record<string, unknown>; description?: string; content?: unknown }> } | undefined> | undefined
+  >;
 }
 
 const retryAfter = {
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 1 } },
+};
+
+const requestIdSchema = { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9\\-_.:/+=@]+$' };
+const requestIdHeader = {
+  'X-Request-Id': {
+    description: 'The id of this request: the one it sent if sane, else a new UUID; every service that handled it logged it.',
+    required: true,
+    schema: requestIdSchema,
+  },
+};
+const requestIdParameter = {
+  in: 'header',
+  name: 'X-Request-Id',
+  required: false,
+  description: 'Your id for this request (1–128 characters of A-Z a-z 0-9 - _ . : / + = @); any other value is replaced with a new UUID.',
+  schema: { type: 'string' },
 };
 
 /** Every `$ref` target reachable from `value`. */
@@ -52,7 +75,8 @@ const pathParameterErrors = {
 /**
  * Final touches: the zod transform emits an input and an output copy of every registered schema;
  * only the referenced ones are kept. 429 answers document their Retry-After header; paths with
- * parameters document the router's 400 and 414.
+ * parameters document the router's 400 and 414; every operation takes an optional X-Request-Id and
+ * every answer carries one.
  */
 function finish<Document extends object>(generated: Document): Document {
   const document = generated as OpenApiParts;
@@ -67,9 +91,13 @@ function finish<Document extends object>(generated: Document): Document {
   for (const name of Object.keys(schemas)) if (!used.has(name)) delete schemas[name];
   for (const [path, pathItem] of Object.entries(document.paths ?? {})) {
     for (const operation of Object.values(pathItem ?? {})) {
-      const tooMany = operation?.responses?.['429'];
+      if (!operation) continue;
+      const tooMany = operation.responses?.['429'];
       if (tooMany) tooMany.headers = retryAfter;
-      if (operation?.responses && path.includes('{')) operation.responses = { ...pathParameterErrors, ...operation.responses };
+      if (operation.responses && path.includes('{')) operation.responses = { ...pathParameterErrors, ...operation.responses };
+      operation.parameters = [...(operation.parameters ?? []), requestIdParameter];
+      const responses = operation.responses ?? {};
+      for (const [code, response] of Object.entries(responses)) responses[code] = { ...response, headers: { ...requestIdHeader, ...response.headers } };
     }
   }
   return { ...generated, components: { ...document.components, schemas } };

@@ -1,12 +1,18 @@
 import { randomUUID } from 'node:crypto';
+import { currentRequestId } from '@tws/common';
 import type { TaskEvent, TaskEventKind } from '@tws/contracts';
 import type { Task } from './model.js';
 
-/** Builds the event of a task change; `eventId` is the outbox row id (the payload id is `evt_<eventId>`). */
-export function buildTaskEvent(kind: TaskEventKind, task: Task, at: Date = new Date()): { eventId: string; event: TaskEvent } {
+/**
+ * Builds the event of a task change; `eventId` is the outbox row id (the payload id is
+ * `evt_<eventId>`); `requestId` is the request that made the change, if any (the outbox keeps it
+ * beside the payload and the relay sends it as a Kafka header, so the webhooks service logs it).
+ */
+export function buildTaskEvent(kind: TaskEventKind, task: Task, at: Date = new Date()): { eventId: string; event: TaskEvent; requestId: string | null } {
   const eventId = randomUUID();
   return {
     eventId,
+    requestId: currentRequestId() ?? null,
     event: {
       id: `evt_${eventId}`,
       event: kind,

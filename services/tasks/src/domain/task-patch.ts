@@ -66,7 +66,7 @@ async function applyChange(
   position: number,
 ): Promise<Task | null> {
   const updated: Task = { ...read.task, ...plan.next, order: position };
-  const { eventId, event } = buildTaskEvent(plan.event!, updated);
+  const { eventId, event, requestId } = buildTaskEvent(plan.event!, updated);
   const written = await write({
     id: updated.id,
     workspaceId: updated.workspaceId,
@@ -82,6 +82,7 @@ async function applyChange(
     },
     eventId,
     event,
+    requestId,
   });
   return written ? updated : null;
 }

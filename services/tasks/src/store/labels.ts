@@ -125,6 +125,8 @@ export interface TaskEventRow {
   eventId: string;
   taskId: string;
   event: TaskEvent;
+  /** The request that made the change (a Kafka header of the event). */
+  requestId: string | null;
 }
 
 /** The events of several task changes of one workspace, into the outbox in one statement (its relay publishes them). */
@@ -132,10 +134,10 @@ export async function insertTaskEvents(db: Queryable, workspaceId: string, event
   if (events.length === 0) return;
   await db.query({
     name: 'labels-insert-task-events',
-    text: `INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, workspace_id, created_at)
-           SELECT e.id, 'task', e.task_id::text, e.kind, e.payload, $1, e.created_at
-           FROM unnest($2::uuid[], $3::uuid[], $4::text[], $5::jsonb[], $6::timestamptz[]) WITH ORDINALITY
-             AS e(id, task_id, kind, payload, created_at, ord)
+    text: `INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, workspace_id, created_at, request_id)
+           SELECT e.id, 'task', e.task_id::text, e.kind, e.payload, $1, e.created_at, e.request_id
+           FROM unnest($2::uuid[], $3::uuid[], $4::text[], $5::jsonb[], $6::timestamptz[], $7::text[]) WITH ORDINALITY
+             AS e(id, task_id, kind, payload, created_at, request_id, ord)
            ORDER BY e.ord`,
     values: [
       workspaceId,
@@ -144,6 +146,7 @@ export async function insertTaskEvents(db: Queryable, workspaceId: string, event
       events.map((row) => row.event.event),
       events.map((row) => JSON.stringify(row.event)),
       events.map((row) => row.event.createdAt),
+      events.map((row) => row.requestId),
     ],
   });
 }

@@ -128,6 +128,8 @@ export interface TaskWrite {
   change: TaskChange;
   eventId: string;
   event: TaskEvent;
+  /** The request that made the change (a Kafka header of the event). */
+  requestId: string | null;
 }
 
 /** The new description as JSON text (null: cleared or unchanged). */
@@ -150,8 +152,8 @@ export async function writeTaskChange(db: Queryable, write: TaskWrite): Promise<
              WHERE id = $1 AND workspace_id = $14 AND xmin = $2::xid
              RETURNING id
            )
-           INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, workspace_id, created_at)
-           SELECT $11, 'task', changed.id::text, $12, $13::jsonb, $14, $15 FROM changed`,
+           INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, workspace_id, created_at, request_id)
+           SELECT $11, 'task', changed.id::text, $12, $13::jsonb, $14, $15, $16 FROM changed`,
     values: [
       write.id,
       write.version,
@@ -168,6 +170,7 @@ export async function writeTaskChange(db: Queryable, write: TaskWrite): Promise<
       JSON.stringify(event),
       write.workspaceId,
       event.createdAt,
+      write.requestId,
     ],
   });
   return rowCount === 1;
@@ -193,9 +196,9 @@ export async function writeTaskChanges(db: Queryable, writes: TaskWrite[]): Prom
     name: 'tasks-write-task-changes',
     text: `WITH input AS (
              SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::uuid[], $6::int[], $7::bool[], $8::uuid[],
-               $9::uuid[], $10::bool[], $11::jsonb[], $12::uuid[], $13::text[], $14::jsonb[], $15::timestamptz[])
+               $9::uuid[], $10::bool[], $11::jsonb[], $12::uuid[], $13::text[], $14::jsonb[], $15::timestamptz[], $16::text[])
                AS c(id, workspace_id, version, name, section_id, position, is_completed, status_id, assignee_id,
-                 description_changed, description, event_id, kind, payload, event_created_at)
+                 description_changed, description, event_id, kind, payload, event_created_at, request_id)
            ),
            changed AS (
              UPDATE tasks t SET name = c.name, section_id = c.section_id, position = c.position, is_completed = c.is_completed,
@@ -206,8 +209,8 @@ export async function writeTaskChanges(db: Queryable, writes: TaskWrite[]): Prom
              RETURNING t.id
            ),
            events AS (
-             INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, workspace_id, created_at)
-             SELECT c.event_id, 'task', c.id::text, c.kind, c.payload, c.workspace_id, c.event_created_at
+             INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, workspace_id, created_at, request_id)
+             SELECT c.event_id, 'task', c.id::text, c.kind, c.payload, c.workspace_id, c.event_created_at, c.request_id
              FROM input c JOIN changed USING (id)
            )
            SELECT id FROM changed`,
@@ -227,6 +230,7 @@ export async function writeTaskChanges(db: Queryable, writes: TaskWrite[]): Prom
       column((write) => write.event.event),
       column((write) => JSON.stringify(write.event)),
       column((write) => write.event.createdAt),
+      column((write) => write.requestId),
     ],
   });
   const written = new Set(rows.map((row) => row.id));

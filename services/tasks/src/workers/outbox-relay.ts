@@ -205,7 +205,7 @@ export class OutboxRelay {
       }
       publishedIds.push(row.id);
       // The zod output has the contract's field order; key = task id (= row.aggregateid, checked above).
-      messages.push(taskEventMessage(parsed.data, row.workspace_id));
+      messages.push(taskEventMessage(parsed.data, row.workspace_id, row.request_id));
     }
     try {
       await this.options.publisher.publish(this.options.topic, messages);

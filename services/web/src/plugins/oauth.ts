@@ -105,6 +105,8 @@ async function oauthPlugin(app: FastifyInstance, options: OAuthOptions): Promise
     reply.raw.once('finish', () => {
       options.httpRequestDuration.observe({ method: request.method, route, status_code: String(reply.raw.statusCode) }, reply.elapsedTime / 1000);
     });
+    // …and the headers set on the reply are not sent: the request id is set on the raw response.
+    reply.raw.setHeader('x-request-id', request.id);
     reply.hijack();
     return Promise.resolve(callback(raw, reply.raw));
   };

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DomainError, notFound, type Logger } from '@tws/common';
+import { currentRequestId, DomainError, notFound, type Logger } from '@tws/common';
 import { redeliveryTopic, scheduledAttemptMessage } from '@tws/contracts';
 import type { DeliveryLogEntry, DeliveryStore } from '../store/deliveries.js';
 import type { EndpointStore } from '../store/endpoints.js';
@@ -32,7 +32,8 @@ export async function redeliver(
       redeliveryTopic,
       scheduledAttemptMessage(
         { deliveryId: id, eventId: created.eventId, endpointId: input.endpointId, attempt: 1, notBefore: now.toISOString() },
-        { redeliveryOf: input.deliveryId },
+        // The redelivery's attempt is logged under the id of the request that asked for it.
+        { redeliveryOf: input.deliveryId, requestId: currentRequestId() },
       ),
     );
   } catch (error) {

@@ -34,7 +34,7 @@ export type Rest = (call: RestCall) => Promise<RestAnswer>;
 
 /**
  * ONE CODE PATH: an MCP tool is the REST route it names, run through `app.inject` with the
- * caller's own credential headers (X-API-Key, or Authorization + X-Workspace-Id) and client IP. So
+ * caller's own credential headers (X-API-Key, or Authorization + X-Workspace-Id), request id and client IP. So
  * authentication, the membership check, the scope rule, the per-credential rate limit, validation,
  * the body limit, plan limits, attribution of comments and the events are exactly the REST API's:
  * nothing of them is copied here. The request never leaves the process (no socket, no TLS).
@@ -50,6 +50,8 @@ export function restAs(app: FastifyInstance, request: FastifyRequest, caller: Ca
   }
   const userAgent = request.headers['user-agent'];
   if (typeof userAgent === 'string') headers['user-agent'] = userAgent;
+  // The tool's REST call is part of the MCP request: it runs, and is logged, under the same id.
+  headers['x-request-id'] = request.id;
   return async ({ method, path, body }) => {
     const response = await app.inject({
       method,

@@ -8,7 +8,7 @@ import { deadLetterMessage, deadLetterTopic, maxAttempts, scheduledAttemptMessag
 import { nextStep, type NextStep } from '../retry/schedule.js';
 import type { SecretBox } from '../../store/secret-box.js';
 import { EndpointPace, type PaceTicket } from './endpoint-pace.js';
-import { KeyedSerializer, MicroBatcher, retryUntilDone, Semaphore } from '@tws/common';
+import { currentRequestId, KeyedSerializer, MicroBatcher, retryUntilDone, Semaphore } from '@tws/common';
 
 export interface PipelineOptions {
   store: DeliveryStore;
@@ -272,12 +272,10 @@ export class DeliveryPipeline {
       this.options.logger.info({ deliveryId: work.deliveryId, attempt }, 'attempt made twice; the other one moved the delivery on');
       return;
     }
-    if (result.outcome !== 'succeeded') {
-      this.options.logger.debug(
-        { deliveryId: work.deliveryId, eventId: work.eventId, attempt, outcome: result.outcome, error: record.error },
-        'attempt failed',
-      );
-    }
+    this.options.logger.debug(
+      { deliveryId: work.deliveryId, eventId: work.eventId, attempt, outcome: result.outcome, statusCode: record.statusCode, error: record.error },
+      result.outcome === 'succeeded' ? 'attempt succeeded' : 'attempt failed',
+    );
     if (step.kind !== 'done') await this.handOff(work, step, context.original, result);
   }
 
@@ -316,7 +314,8 @@ export class DeliveryPipeline {
     original: SourceRef | undefined,
     last: AttemptResult | undefined,
   ): Promise<void> {
-    const context = { eventType: work.eventType, workspaceId: work.workspaceId, original };
+    // The request that caused the event (handlers.ts runs each delivery under it) goes along for the logs.
+    const context = { eventType: work.eventType, workspaceId: work.workspaceId, original, requestId: currentRequestId() };
     if (step.kind === 'retry') {
       await this.durably(
         () =>

@@ -2,8 +2,18 @@ import type { Logger } from '@tws/common';
 import type { DeliveryStore, DeliveryWork } from '../../store/deliveries.js';
 import type { DeliveryPipeline } from '../../domain/delivery/pipeline.js';
 import type { WebhookMetrics } from '../../metrics.js';
-import { MicroBatcher, retryUntilDone } from '@tws/common';
-import { attemptOfTopic, notBeforeOf, originalOf, parseScheduledAttempt, parseTaskEvent, redeliveryTopic, type ParsedTaskEvent } from '@tws/contracts';
+import { isSaneRequestId, MicroBatcher, retryUntilDone, runWithRequestId } from '@tws/common';
+import {
+  attemptOfTopic,
+  notBeforeOf,
+  originalOf,
+  parseScheduledAttempt,
+  parseTaskEvent,
+  redeliveryTopic,
+  requestIdOfMessage,
+  type MessageHeaders,
+  type ParsedTaskEvent,
+} from '@tws/contracts';
 import type { Acceptance, IncomingMessage, MessageHandler } from './runner.js';
 
 interface HandlerDeps {
@@ -16,6 +26,15 @@ interface HandlerDeps {
 }
 
 const settledNow = Promise.resolve();
+
+/**
+ * Runs a delivery's processing under the id of the request that caused its event (the message's
+ * `request-id` header, when sane), so every line logged for it carries that `reqId`.
+ */
+function underRequestOf<T>(headers: MessageHeaders | undefined, run: () => Promise<T>): Promise<T> {
+  const requestId = requestIdOfMessage(headers);
+  return isSaneRequestId(requestId) ? runWithRequestId(requestId, run) : run();
+}
 
 function durably<T>(deps: HandlerDeps, step: () => Promise<T>, what: string): Promise<T> {
   return retryUntilDone(step, {
@@ -68,7 +87,9 @@ export class TaskEventHandler implements MessageHandler {
       const original = { topic, partition, offset: message.offset };
       const eventTimestampMs = Number(message.timestamp);
       return Promise.all(
-        deliveries.map((delivery) => this.deps.pipeline.process(delivery, 1, { original, ordered: true, eventTimestampMs })),
+        deliveries.map((delivery) =>
+          underRequestOf(message.headers, () => this.deps.pipeline.process(delivery, 1, { original, ordered: true, eventTimestampMs })),
+        ),
       ).then(() => undefined);
     });
     return { settled };
@@ -135,7 +156,8 @@ export class ScheduledAttemptHandler implements MessageHandler {
       if (!item) return settledNow;
       const delivery = work.get(item.deliveryId);
       if (!delivery) return settledNow;
-      return this.deps.pipeline.process(delivery, item.attempt, { original: originalOf(item.incoming.message.headers) });
+      const { headers } = item.incoming.message;
+      return underRequestOf(headers, () => this.deps.pipeline.process(delivery, item.attempt, { original: originalOf(headers) }));
     });
     return pauseUntil === undefined ? { settled } : { settled, pauseUntil };
   }

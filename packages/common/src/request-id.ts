@@ -1,0 +1,101 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
+import * as grpc from '@grpc/grpc-js';
+
+/**
+ * Request ids: the HTTP header a client may send and every response carries, the gRPC metadata key
+ * and the Kafka header that carry it between services, and the log field that shows it (fastify's
+ * request logger names it `reqId`; every other log line of a call gets the same field).
+ */
+export const requestIdHeader = 'x-request-id';
+export const requestIdMetadataKey = 'x-request-id';
+export const requestIdLogField = 'reqId';
+
+/** Longest id accepted from a client (a UUID is 36, a W3C traceparent 55). */
+export const maxRequestIdLength = 128;
+
+/**
+ * A sane id: 1–128 characters of `A–Z a–z 0–9 - _ . : / + = @`. Enough for UUIDs, ULIDs,
+ * traceparents, base64 and `service:id` forms; nothing that could split a log line, a header or a
+ * shell argument (no spaces, quotes, backslashes, control or non-ASCII characters).
+ */
+const saneRequestId = /^[A-Za-z0-9\-_.:/+=@]+$/;
+
+export function isSaneRequestId(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0 && value.length <= maxRequestIdLength && saneRequestId.test(value);
+}
+
+/** The id of a request: the client's when it sent one sane `X-Request-Id`, otherwise a new UUID. */
+export function requestIdOf(sent: string | string[] | undefined): string {
+  return isSaneRequestId(sent) ? sent : randomUUID();
+}
+
+interface RequestContext {
+  requestId: string;
+}
+
+/** The request being served on this async path (a gateway or web request, a gRPC call, a delivery). */
+const requestContext = new AsyncLocalStorage<RequestContext>();
+
+/** Runs `fn` (and everything it starts asynchronously) as part of the request `requestId`. */
+export function runWithRequestId<T>(requestId: string, fn: () => T): T {
+  return requestContext.run({ requestId }, fn);
+}
+
+/** The id of the request this code runs for, if any. */
+export function currentRequestId(): string | undefined {
+  return requestContext.getStore()?.requestId;
+}
+
+/** A sane id from gRPC metadata (a backend trusts its callers no more than the gateway trusts clients). */
+export function requestIdFromMetadata(metadata: grpc.Metadata): string | undefined {
+  const [value] = metadata.get(requestIdMetadataKey);
+  return isSaneRequestId(value) ? value : undefined;
+}
+
+/**
+ * The client side: every outgoing call made while serving a request carries its id as
+ * `x-request-id` metadata (unless the caller set one). Part of `grpcClientOptions`.
+ */
+export function requestIdInterceptor(): grpc.Interceptor {
+  return (options, nextCall) => {
+    const requestId = currentRequestId();
+    if (requestId === undefined) return new grpc.InterceptingCall(nextCall(options));
+    const requester = new grpc.RequesterBuilder()
+      .withStart((metadata, listener, next) => {
+        if (metadata.get(requestIdMetadataKey).length === 0) metadata.set(requestIdMetadataKey, requestId);
+        next(metadata, listener);
+      })
+      .build();
+    return new grpc.InterceptingCall(nextCall(options), requester);
+  };
+}
+
+/**
+ * The request-id options of an HTTP edge's fastify instance: no header taken as it is
+ * (`requestIdHeader: false`), `genReqId` applies the rule above, and the request logger binds it as
+ * `reqId`.
+ */
+export const fastifyRequestIdOptions = {
+  requestIdHeader: false,
+  requestIdLogLabel: requestIdLogField,
+  genReqId: (request: { headers: Record<string, string | string[] | undefined> }): string => requestIdOf(request.headers[requestIdHeader]),
+} as const;
+
+type Done = () => void;
+
+/**
+ * The hooks of an HTTP edge's request-id plugin. `onRequest` answers with the id (every response,
+ * errors included, carries it) and enters the request's context; `preValidation` enters it again,
+ * because the body arrives in the socket's async context, not the request's (the pattern of
+ * @fastify/request-context), so the handler and its gRPC calls run in it.
+ */
+export const requestIdHooks = {
+  onRequest(request: { id: string }, reply: { header(name: string, value: string): unknown }, done: Done): void {
+    reply.header(requestIdHeader, request.id);
+    runWithRequestId(request.id, done);
+  },
+  preValidation(request: { id: string }, _reply: unknown, done: Done): void {
+    runWithRequestId(request.id, done);
+  },
+};
