@@ -7,6 +7,7 @@ import { parseCidrList } from './address-guard.js';
 import { HostVetter } from './host-vetting.js';
 import { WebhookSender } from './sender.js';
 import { verifySignature } from '../domain/signing/signature.js';
+import { verifyStandard } from '../domain/signing/standard-webhooks.js';
 
 /** The sender and the DNS/SSRF vetting against a real loopback DNS server and HTTPS receivers. */
 describe('HostVetter and WebhookSender', () => {
@@ -72,6 +73,11 @@ describe('HostVetter and WebhookSender', () => {
       'x-service-delivery': 'evt_1',
     });
     expect(verifySignature('k', request.body, String(request.headers['x-service-signature']))).toBe(true);
+    const stamp = Number(request.headers['webhook-timestamp']);
+    expect(request.headers['webhook-id']).toBe('evt_1');
+    expect(Math.abs(stamp - Date.now() / 1000)).toBeLessThan(5);
+    const standard = { 'webhook-id': 'evt_1', 'webhook-timestamp': String(stamp), 'webhook-signature': String(request.headers['webhook-signature']) };
+    expect(verifyStandard('k', request.body, standard)).toBe(true);
     expect(request.body.equals(body)).toBe(true);
   });
 

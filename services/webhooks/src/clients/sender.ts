@@ -3,6 +3,7 @@ import * as tls from 'node:tls';
 import { performance } from 'node:perf_hooks';
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import { signPayload } from '../domain/signing/signature.js';
+import { standardWebhookHeaders } from '../domain/signing/standard-webhooks.js';
 import type { HostVetter, VettedTarget } from './host-vetting.js';
 
 export const userAgent = 'Service-Webhook/1.0';
@@ -93,6 +94,8 @@ export class WebhookSender {
             'x-service-event': request.eventType,
             'x-service-delivery': request.eventId,
             'x-service-signature': signPayload(request.secret, request.body),
+            // Standard Webhooks: the event id, and this attempt's time (signed with the body).
+            ...standardWebhookHeaders(request.secret, request.eventId, request.body, new Date()),
           },
           body: request.body,
         },
