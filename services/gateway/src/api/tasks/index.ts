@@ -172,7 +172,8 @@ const taskRoutes: FastifyPluginAsyncZod = async (app) => {
       const ifMatch = ifMatchTags(conditionOf(request.headers['if-match'], 'if-match'));
       assertPathId(request.params.id, 'task');
       const { name, listId, isCompleted, statusId, assigneeId, description } = request.body;
-      const change: UpdateTaskRequest = { workspaceId: request.principal.workspaceId, id: request.params.id, ifMatch };
+      const change: UpdateTaskRequest = { workspaceId: request.principal.workspaceId, id: request.params.id };
+      if (ifMatch.length > 0) change.ifMatch = ifMatch;
       if (name !== undefined) change.name = name;
       if (listId !== undefined) change.listId = listId;
       if (isCompleted !== undefined) change.isCompleted = isCompleted;
