@@ -9,7 +9,9 @@ export type FailureKind =
   | 'already_exists'
   | 'failed_precondition'
   | 'resource_exhausted'
-  | 'unavailable';
+  | 'unavailable'
+  /** A condition of the request on the current state (an If-Match tag) no longer holds. */
+  | 'aborted';
 
 /** An expected failure whose message is safe to show to API clients. */
 export class DomainError extends Error {
@@ -31,6 +33,7 @@ export const grpcStatusOfFailure: Record<FailureKind, GrpcStatus> = {
   failed_precondition: GrpcStatus.FAILED_PRECONDITION,
   resource_exhausted: GrpcStatus.RESOURCE_EXHAUSTED,
   unavailable: GrpcStatus.UNAVAILABLE,
+  aborted: GrpcStatus.ABORTED,
 };
 
 export const invalid = (message: string): DomainError => new DomainError('invalid_argument', message);

@@ -19,3 +19,4 @@ export * from './concurrency.js';
 export * from './keyed-batcher.js';
 export * from './periodic.js';
 export * from './request-id.js';
+export * from './entity-tag.js';

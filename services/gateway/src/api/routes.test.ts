@@ -283,7 +283,7 @@ describe('tasks', () => {
     expect(response.json).toMatchObject({ id: ids.task, isCompleted: true, projectId: ids.project });
     expect(response.json).not.toHaveProperty('order');
     const [sent] = h.fake.callsOf('UpdateTask');
-    const defaults = { workspaceId: ws, id: ids.task, clearAssignee: false, description: null };
+    const defaults = { workspaceId: ws, id: ids.task, clearAssignee: false, ifMatch: [], description: null };
     expect(sent).toEqual({ ...defaults, ...expected });
   });
 

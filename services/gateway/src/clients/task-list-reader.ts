@@ -18,12 +18,21 @@ const maxCopiedListBytes = 2 * 1024 * 1024;
 /** Bytes of a paged list buffered towards the client: about one page is read ahead, no more. */
 const pagedHighWaterMark = 64 * 1024;
 
+/** A task list read: its version, and its JSON (null: the list is still at the version the client holds). */
+export interface TaskListRead {
+  version: string;
+  json: Buffer | Readable | null;
+}
+
 /**
  * Reads task lists for `GET /v1/projects/:projectId/tasks`, keeping the last rendered copy of each
  * and its version. Every request still asks the tasks service (so it is always current, on every
  * replica): with the version it holds, the answer is "not modified" (no JSON) unless a task of the
  * project changed since, and the copy is served. A list over one message (~1 MiB) is answered in
  * pages, streamed to the client as they are read: memory does not grow with the list.
+ *
+ * A client that holds a version itself (its If-None-Match tag) is asked about when this replica holds
+ * no newer copy: still current, the answer is `json: null` and nothing is rendered anywhere.
  */
 export class TaskListReader {
   private readonly copies = new LRUCache<string, ListCopy>({
@@ -33,23 +42,31 @@ export class TaskListReader {
 
   constructor(private readonly tasks: TasksApi) {}
 
-  /** The list's JSON: a buffer, or for a paged list a stream (which fails if the list changes meanwhile). */
-  async read(workspaceId: string, projectId: string): Promise<Buffer | Readable> {
+  /**
+   * The list's version and JSON: a buffer, or for a paged list a stream (which fails if the list
+   * changes meanwhile); null JSON when the list is still at `clientVersion` (a decimal version).
+   */
+  async read(workspaceId: string, projectId: string, clientVersion?: string): Promise<TaskListRead> {
     const key = `${workspaceId}/${projectId}`;
     const copy = this.copies.get(key);
-    const answer = await this.tasks.ListTasks({ workspaceId, projectId, knownVersion: copy?.version ?? '0' });
+    const askClient = clientVersion !== undefined && (copy === undefined || BigInt(clientVersion) > BigInt(copy.version));
+    const knownVersion = askClient ? clientVersion : (copy?.version ?? '0');
+    const answer = await this.tasks.ListTasks({ workspaceId, projectId, knownVersion });
     if (answer.notModified) {
-      if (copy === undefined || copy.version !== answer.version) throw new Error('ListTasks answered not modified for a version this gateway does not hold');
-      return copy.json;
+      if (answer.version !== knownVersion) throw new Error('ListTasks answered not modified for another version than asked');
+      if (askClient) return { version: answer.version, json: null };
+      if (copy === undefined) throw new Error('ListTasks answered not modified for a version this gateway does not hold');
+      return { version: copy.version, json: copy.json };
     }
     if (answer.nextOffset > 0) {
-      return Readable.from(this.pages(workspaceId, projectId, answer), { objectMode: false, highWaterMark: pagedHighWaterMark });
+      const json = Readable.from(this.pages(workspaceId, projectId, answer), { objectMode: false, highWaterMark: pagedHighWaterMark });
+      return { version: answer.version, json };
     }
     const newest = this.copies.get(key);
     if (answer.tasksJson.length <= maxCopiedListBytes && (newest === undefined || BigInt(newest.version) < BigInt(answer.version))) {
       this.copies.set(key, { version: answer.version, json: answer.tasksJson });
     }
-    return answer.tasksJson;
+    return { version: answer.version, json: answer.tasksJson };
   }
 
   /** `[` + each page's tasks, comma separated + `]`; the next page is asked for once the last is sent. */

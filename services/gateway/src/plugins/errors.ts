@@ -29,6 +29,8 @@ const httpStatusOfGrpc: Partial<Record<GrpcStatus, number>> = {
   [GrpcStatus.OUT_OF_RANGE]: 400,
   [GrpcStatus.NOT_FOUND]: 404,
   [GrpcStatus.ALREADY_EXISTS]: 409,
+  // A request's condition on the current state no longer holds (a PATCH's If-Match).
+  [GrpcStatus.ABORTED]: 412,
   [GrpcStatus.PERMISSION_DENIED]: 403,
   [GrpcStatus.UNAUTHENTICATED]: 401,
   [GrpcStatus.UNAVAILABLE]: 503,

@@ -46,6 +46,18 @@ const requestIdParameter = {
   schema: { type: 'string' },
 };
 
+const etagHeader = {
+  ETag: {
+    description: 'Strong entity tag of this representation: send it as If-None-Match (304 when still current) or as If-Match of a PATCH (412 when no longer current).',
+    required: true,
+    schema: { type: 'string', pattern: '^"[\\x21\\x23-\\x7e]*"$' },
+  },
+};
+
+/** Whether an operation takes If-None-Match: its 200 and 304 answers carry an ETag. */
+const takesIfNoneMatch = (parameters: unknown[] | undefined): boolean =>
+  (parameters ?? []).some((parameter) => typeof parameter === 'object' && parameter !== null && 'name' in parameter && parameter.name === 'if-none-match');
+
 /** Every `$ref` target reachable from `value`. */
 function collectRefs(value: unknown, into: Set<string>): void {
   if (Array.isArray(value)) {
@@ -74,7 +86,8 @@ const pathParameterErrors = {
 
 /**
  * Final touches: the zod transform emits an input and an output copy of every registered schema;
- * only the referenced ones are kept. 429 answers document their Retry-After header; paths with
+ * only the referenced ones are kept. 429 answers document their Retry-After header, the 200 and 304
+ * answers of operations taking If-None-Match their ETag; paths with
  * parameters document the router's 400 and 414; every operation takes an optional X-Request-Id and
  * every answer carries one.
  */
@@ -94,6 +107,12 @@ function finish<Document extends object>(generated: Document): Document {
       if (!operation) continue;
       const tooMany = operation.responses?.['429'];
       if (tooMany) tooMany.headers = retryAfter;
+      if (takesIfNoneMatch(operation.parameters)) {
+        for (const code of ['200', '304']) {
+          const tagged = operation.responses?.[code];
+          if (tagged) tagged.headers = { ...tagged.headers, ...etagHeader };
+        }
+      }
       if (operation.responses && path.includes('{')) operation.responses = { ...pathParameterErrors, ...operation.responses };
       operation.parameters = [...(operation.parameters ?? []), requestIdParameter];
       const responses = operation.responses ?? {};

@@ -155,6 +155,7 @@ export function tasksServiceHandlers({ pool, logger, metrics }: HandlerDeps): Ta
             assigneeId: request.assigneeId,
             clearAssignee: request.clearAssignee,
             description: descriptionInput(request.description),
+            ifMatch: request.ifMatch,
           }),
         ),
       }),

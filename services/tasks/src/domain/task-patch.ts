@@ -1,6 +1,7 @@
-import { DomainError, inTransaction, invalid, notFound, type Pool } from '@tws/common';
+import { DomainError, entityTagOf, inTransaction, invalid, notFound, type Pool, type Queryable } from '@tws/common';
 import { lockSection } from '../store/projects.js';
 import { readTaskForChange, writeTaskChange, type ChangeReferences, type TaskForChange, type TaskWrite } from '../store/task-changes.js';
+import { renderTasks } from '../store/task-json.js';
 import { nextPositionInSection } from '../store/tasks.js';
 import { buildTaskEvent } from './task-event.js';
 import { resolveDescription, type DescriptionInput } from './description.js';
@@ -20,6 +21,24 @@ export interface UpdateTaskInput {
   assigneeId?: string | undefined;
   clearAssignee: boolean;
   description?: DescriptionInput | undefined;
+  /** Strong entity tags of the task's single-task JSON, one of which must be current (empty: no condition). */
+  ifMatch?: readonly string[] | undefined;
+}
+
+/** Most `ifMatch` tags taken, and the longest (the gateway bounds the header tighter). */
+const maxIfMatchTags = 64;
+const maxTagLength = 256;
+
+/**
+ * Throws ABORTED unless the task's single-task JSON, rendered now (the caller holds its row lock, so
+ * no other PATCH can change it before the commit), has one of `tags`: the If-Match check of a PATCH.
+ */
+async function checkIfMatch(db: Queryable, workspaceId: string, id: string, tags: readonly string[]): Promise<void> {
+  const [json] = await renderTasks(db, [{ workspaceId, id }]);
+  if (json === null || json === undefined) throw notFound('task not found');
+  if (!tags.includes(entityTagOf(Buffer.from(json, 'utf8')))) {
+    throw new DomainError('aborted', 'the task changed since the If-Match entity tag was read; GET it again');
+  }
 }
 
 /** A sent reference id in lower case; null when it is not a UUID (it then matches no row). */
@@ -95,7 +114,9 @@ async function applyChange(
  * applies only if the row is unchanged since the read; no transaction, no lock held across round
  * trips, and concurrent PATCHes of a workspace share those statements (readInBatch, writeInBatch).
  * A move (its position is the end of the target section, which needs that section's lock) or a task
- * changed concurrently takes the locked path: row lock, then section lock.
+ * changed concurrently takes the locked path: row lock, then section lock. So does a PATCH with
+ * `ifMatch`: the tag is checked against the task rendered under the row lock, then written in the
+ * same transaction, so of concurrent PATCHes sending the same current tag exactly one applies.
  */
 export async function updateTask(pool: Pool, input: UpdateTaskInput): Promise<Task> {
   const workspaceId = pathId(input.workspaceId, 'workspace');
@@ -110,6 +131,10 @@ export async function updateTask(pool: Pool, input: UpdateTaskInput): Promise<Ta
   const anySent =
     hasAnyField(fields) || input.listId !== undefined || input.statusId !== undefined || input.assigneeId !== undefined;
   if (!anySent) throw invalid('no fields to update');
+  const ifMatch = input.ifMatch ?? [];
+  if (ifMatch.length > maxIfMatchTags || ifMatch.some((tag) => tag.length > maxTagLength)) {
+    throw invalid(`ifMatch takes at most ${maxIfMatchTags} tags of at most ${maxTagLength} characters`);
+  }
   const refs: ChangeReferences = {
     statusId: lookupId(input.statusId),
     listId: lookupId(input.listId),
@@ -122,14 +147,19 @@ export async function updateTask(pool: Pool, input: UpdateTaskInput): Promise<Ta
     return { current, plan: planChange(current, input, fields, refs) };
   };
 
-  const first = planOn(await readInBatch(pool, { workspaceId, id, refs }));
-  if (first.plan.event === null) return first.current.task;
-  if (first.plan.next.listId === first.current.task.listId) {
-    const updated = await applyChange((change) => writeInBatch(pool, change), first.current, first.plan, first.current.task.order);
-    if (updated) return updated;
+  // A conditional PATCH takes the locked path at once: its check and its write share the row lock.
+  if (ifMatch.length === 0) {
+    const first = planOn(await readInBatch(pool, { workspaceId, id, refs }));
+    if (first.plan.event === null) return first.current.task;
+    if (first.plan.next.listId === first.current.task.listId) {
+      const updated = await applyChange((change) => writeInBatch(pool, change), first.current, first.plan, first.current.task.order);
+      if (updated) return updated;
+    }
   }
   return inTransaction(pool, async (db) => {
-    const locked = planOn(await readTaskForChange(db, workspaceId, id, refs, true));
+    const read = await readTaskForChange(db, workspaceId, id, refs, true);
+    if (read !== null && ifMatch.length > 0) await checkIfMatch(db, workspaceId, id, ifMatch);
+    const locked = planOn(read);
     const { current } = locked;
     if (locked.plan.event === null) return current.task;
     let position = current.task.order;

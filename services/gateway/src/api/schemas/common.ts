@@ -44,6 +44,7 @@ const errorDescriptions = {
   404: 'Resource not found',
   413: 'Request body too large',
   415: 'Request body is not application/json',
+  412: 'If-Match names no current entity tag: the resource changed since it was read (nothing was written)',
   429: 'Rate limit exceeded; see the Retry-After header',
 } as const;
 type ErrorStatus = keyof typeof errorDescriptions;

@@ -5,7 +5,8 @@ import type { UpdateTaskRequest } from '@tws/proto-types/generated/tasks/v1/Upda
 import { assertPathId, atLeastOneField, BodyId, errorResponses, Name, NoContent, PathId, textMaxLength } from '../schemas/common.js';
 import { deleteTask } from '../../domain/tasks.js';
 import { HttpError } from '../../plugins/errors.js';
-import { sendRenderedJson } from './rendered-json.js';
+import { entityTagOf } from '@tws/common';
+import { conditionOf, IfMatch, ifMatchTags, IfNoneMatch, listTagOf, listVersionOf, NotModified, sendTagged } from './conditional.js';
 import { Task, TaskListItem, toTask } from '../schemas/resources.js';
 
 /** The tasks service's limit; deeper arrays are refused here already. */
@@ -81,14 +82,17 @@ const taskRoutes: FastifyPluginAsyncZod = async (app) => {
         tags: ['Tasks'],
         operationId: 'listTasks',
         summary: 'Tasks of a project (list shape)',
+        description: 'Sends a strong `ETag` (the list version); with `If-None-Match` naming it, 304 and no body.',
         params: z.object({ projectId: PathId }),
-        response: { 200: z.array(TaskListItem), ...errorResponses(401, 403, 404, 429) },
+        headers: z.looseObject({ 'if-none-match': IfNoneMatch }),
+        response: { 200: z.array(TaskListItem), 304: NotModified, ...errorResponses(400, 401, 403, 404, 429) },
       },
     },
     async (request, reply) => {
+      const condition = conditionOf(request.headers['if-none-match'], 'if-none-match');
       assertPathId(request.params.projectId, 'project');
-      const json = await app.taskListReader.read(request.principal.workspaceId, request.params.projectId);
-      return sendRenderedJson(reply, json, 'task list');
+      const list = await app.taskListReader.read(request.principal.workspaceId, request.params.projectId, listVersionOf(condition));
+      return sendTagged(reply, listTagOf(list.version), condition, list.json, 'task list');
     },
   );
 
@@ -100,15 +104,18 @@ const taskRoutes: FastifyPluginAsyncZod = async (app) => {
         tags: ['Tasks'],
         operationId: 'getTask',
         summary: 'One task (single shape, with description and labels)',
+        description: 'Sends a strong `ETag` (a hash of the body); with `If-None-Match` naming it, 304 and no body. Use it as `If-Match` of a PATCH.',
         params: z.object({ id: PathId }),
-        response: { 200: Task, ...errorResponses(401, 403, 404, 429) },
+        headers: z.looseObject({ 'if-none-match': IfNoneMatch }),
+        response: { 200: Task, 304: NotModified, ...errorResponses(400, 401, 403, 404, 429) },
       },
     },
     async (request, reply) => {
+      const condition = conditionOf(request.headers['if-none-match'], 'if-none-match');
       assertPathId(request.params.id, 'task');
       const json = await app.taskReader.read(request.principal.workspaceId, request.params.id);
       if (json === null) throw new HttpError(404, 'task not found');
-      return sendRenderedJson(reply, json, 'task');
+      return sendTagged(reply, entityTagOf(json), condition, json, 'task');
     },
   );
 
@@ -153,16 +160,20 @@ const taskRoutes: FastifyPluginAsyncZod = async (app) => {
         summary: 'Change a task; only the fields sent change',
         description:
           '`isCompleted` and `statusId` are kept in step; sending both with values that disagree gives 400. ' +
-          'Setting a custom status (systemType null) makes the task not completed.',
+          'Setting a custom status (systemType null) makes the task not completed. ' +
+          'With `If-Match` (the `ETag` of GET /v1/tasks/:id), the change applies only if the task is still as read: else 412 and nothing is written.',
         params: z.object({ id: PathId }),
+        headers: z.looseObject({ 'if-match': IfMatch }),
         body: UpdateTaskBody,
-        response: { 200: Task.describe('The updated task'), ...errorResponses(400, 401, 403, 404, 413, 415, 429) },
+        response: { 200: Task.describe('The updated task'), ...errorResponses(400, 401, 403, 404, 412, 413, 415, 429) },
       },
     },
     async (request) => {
+      const ifMatch = ifMatchTags(conditionOf(request.headers['if-match'], 'if-match'));
       assertPathId(request.params.id, 'task');
       const { name, listId, isCompleted, statusId, assigneeId, description } = request.body;
       const change: UpdateTaskRequest = { workspaceId: request.principal.workspaceId, id: request.params.id };
+      if (ifMatch.length > 0) change.ifMatch = ifMatch;
       if (name !== undefined) change.name = name;
       if (listId !== undefined) change.listId = listId;
       if (isCompleted !== undefined) change.isCompleted = isCompleted;

@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import type { ListTasksRequest } from '@tws/proto-types/generated/tasks/v1/ListTasksRequest';
+import type { ListTasksResponse__Output } from '@tws/proto-types/generated/tasks/v1/ListTasksResponse';
+import type { TasksApi } from './backends.js';
+import { TaskListReader } from './task-list-reader.js';
+
+/** A tasks service holding one list at `version`: not modified when asked with it. */
+function fakeTasks(state: { version: string; json: string }, asked: string[]): TasksApi {
+  const ListTasks = (request: ListTasksRequest): Promise<ListTasksResponse__Output> => {
+    asked.push(String(request.knownVersion));
+    const notModified = String(request.knownVersion) === state.version;
+    return Promise.resolve({
+      version: state.version,
+      notModified,
+      tasksJson: notModified ? Buffer.alloc(0) : Buffer.from(state.json),
+      nextOffset: 0,
+    });
+  };
+  return { ListTasks } as unknown as TasksApi;
+}
+
+describe('TaskListReader', () => {
+  it('serves its copy while current, and asks with the client version when it holds no newer copy', async () => {
+    const state = { version: '5', json: '[1]' };
+    const asked: string[] = [];
+    const reader = new TaskListReader(fakeTasks(state, asked));
+
+    // No copy, a current client version: nothing rendered, json null.
+    expect(await reader.read('w', 'p', '5')).toEqual({ version: '5', json: null });
+    // No copy, no client version: rendered and kept.
+    expect(await reader.read('w', 'p')).toEqual({ version: '5', json: Buffer.from('[1]') });
+    // A copy at 5 and an older client version: asked with the copy's version, the copy is served.
+    expect(await reader.read('w', 'p', '3')).toEqual({ version: '5', json: Buffer.from('[1]') });
+    // The list moved on: a client at 5 gets the new list.
+    Object.assign(state, { version: '6', json: '[1,2]' });
+    expect(await reader.read('w', 'p', '5')).toEqual({ version: '6', json: Buffer.from('[1,2]') });
+    // A client newer than the copy is asked about itself.
+    Object.assign(state, { version: '7', json: '[1,2,3]' });
+    expect(await reader.read('w', 'p', '7')).toEqual({ version: '7', json: null });
+    expect(asked).toEqual(['5', '0', '5', '5', '7']);
+  });
+});
