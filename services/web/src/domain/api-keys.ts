@@ -3,7 +3,7 @@ import { isGrpcError } from '@tws/common';
 import type { ApiKeySummary__Output } from '@tws/proto-types/generated/tasks/v1/ApiKeySummary';
 import type { SettingsApi } from '../clients/tasks.js';
 import { sentences, UserFacingError } from './errors.js';
-import type { WorkspaceMembership } from './people.js';
+import { acting, type WorkspaceMembership } from './people.js';
 
 /** One API key as the settings page lists it (never the key). */
 export interface ApiKeyRow {
@@ -81,7 +81,6 @@ export class ApiKeys {
   }
 }
 
-const acting = (workspace: WorkspaceMembership) => ({ workspaceId: workspace.workspaceId, userId: workspace.userId });
 
 /** A SettingsService failure as a page: what happened and what to do. */
 function refusal(error: unknown, unavailable: string): UserFacingError {

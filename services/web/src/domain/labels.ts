@@ -4,7 +4,7 @@ import type { Label__Output } from '@tws/proto-types/generated/tasks/v1/Label';
 import type { TaskLabelsChange__Output } from '@tws/proto-types/generated/tasks/v1/TaskLabelsChange';
 import type { LabelsApi } from '../clients/tasks.js';
 import { sentences, UserFacingError } from './errors.js';
-import type { WorkspaceMembership } from './people.js';
+import { acting, type WorkspaceMembership } from './people.js';
 
 /** A label: its id, name and colour `#RRGGBB` (the API's label element). */
 export interface Label {
@@ -66,7 +66,6 @@ const toTaskLabels = (result: TaskLabelsChange__Output | null): TaskLabels => {
   return { changed: result.changed, ref: `${result.taskPrefix}-${result.taskNumber}`, labels: result.labels.map(toLabel) };
 };
 
-const acting = (workspace: WorkspaceMembership) => ({ workspaceId: workspace.workspaceId, userId: workspace.userId });
 
 /**
  * The workspace's labels and the labels on its tasks, as the signed-in person asks

@@ -4,7 +4,7 @@ import type { Role__Output } from '@tws/proto-types/generated/tasks/v1/Role';
 import type { WorkspaceMemberSummary__Output } from '@tws/proto-types/generated/tasks/v1/WorkspaceMemberSummary';
 import type { SettingsApi } from '../clients/tasks.js';
 import { sentences, UserFacingError } from './errors.js';
-import type { Role, WorkspaceMembership } from './people.js';
+import { acting, type Role, type WorkspaceMembership } from './people.js';
 
 /** One member as the members page lists them. */
 export interface MemberRow {
@@ -101,7 +101,6 @@ export class Members {
   }
 }
 
-const acting = (workspace: WorkspaceMembership) => ({ workspaceId: workspace.workspaceId, userId: workspace.userId });
 
 /** A SettingsService failure as a page: what happened and what to do. */
 function refusal(error: unknown, unavailable: string): UserFacingError {

@@ -41,3 +41,6 @@ export class People {
     });
   }
 }
+
+/** The acting person of a tasks.v1 settings/labels/task-page call: the workspace and their user id in it. */
+export const acting = (workspace: WorkspaceMembership): { workspaceId: string; userId: string } => ({ workspaceId: workspace.workspaceId, userId: workspace.userId });

@@ -5,7 +5,7 @@ import type { AttachmentsApi } from '../clients/attachments.js';
 import type { TaskPageApi } from '../clients/tasks.js';
 import { notFoundError } from '../plugins/errors.js';
 import { sentences, UserFacingError } from './errors.js';
-import type { WorkspaceMembership } from './people.js';
+import { acting, type WorkspaceMembership } from './people.js';
 
 /** A task reference of a task URL, `{taskPrefix}-{number}`, as parsed. */
 export interface TaskRef {
@@ -82,7 +82,6 @@ export function attachmentDownloadUrl(apiBaseUrl: string, attachment: Pick<Attac
   return `${apiBaseUrl}/v1/attachments/${encodeURIComponent(attachment.id)}/content?token=${encodeURIComponent(attachment.downloadToken)}`;
 }
 
-const acting = (workspace: WorkspaceMembership) => ({ workspaceId: workspace.workspaceId, userId: workspace.userId });
 
 /** A refused comment, shown at the form's field. */
 export class CommentRefused extends Error {

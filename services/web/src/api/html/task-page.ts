@@ -5,19 +5,13 @@ import { html, type SafeHtml } from './escape.js';
 import { labelChip } from './label-chip.js';
 import { csrfField, layout, type Viewer } from './layout.js';
 import { richText } from './rich-text.js';
+import { when } from './settings.js';
 import { taskLabelsEditor } from './task-labels.js';
 
 export type TaskPageNotice = 'comment-added' | undefined;
 
 export const taskPath = (workspace: WorkspaceMembership, ref: TaskRef): string => `/${workspace.urlId}/task/${taskRefText(ref)}`;
 export const commentsPath = (workspace: WorkspaceMembership, ref: TaskRef): string => `${taskPath(workspace, ref)}/comments`;
-
-/** An RFC 3339 instant as a readable UTC time, in a <time> element. */
-function when(instant: string): SafeHtml {
-  const date = new Date(instant);
-  if (Number.isNaN(date.getTime())) return html`${instant}`;
-  return html`<time datetime="${date.toISOString()}">${date.toISOString().slice(0, 16).replace('T', ' ')} UTC</time>`;
-}
 
 /**
  * A colour swatch. The CSP allows no inline styles, so the colour is an SVG presentation attribute
@@ -61,7 +55,7 @@ function details(data: TaskPageData): SafeHtml {
   <div><dt>Assignee</dt><dd>${assignee ? assignee.name : html`<span class="hint">Unassigned</span>`}</dd></div>
   <div><dt>Section</dt><dd>${section ? section.name : html`<span class="hint">—</span>`}</dd></div>
   <div><dt>Project</dt><dd>${project.name}</dd></div>
-  <div><dt>Created</dt><dd>${when(task.createdAt)}</dd></div>
+  <div><dt>Created</dt><dd>${when(task.createdAt, '—')}</dd></div>
 </dl>`;
 }
 
@@ -73,7 +67,7 @@ function attachmentsSection(data: TaskPageData): SafeHtml {
   else {
     content = html`<ul class="files">${attachments.map(
       (file) => html`<li><a href="${file.url}" rel="noopener noreferrer">${file.name}</a>
-      <span class="hint">${fileSize(file.sizeBytes)} · ${file.contentType} · ${when(file.createdAt)}</span></li>`,
+      <span class="hint">${fileSize(file.sizeBytes)} · ${file.contentType} · ${when(file.createdAt, '—')}</span></li>`,
     )}</ul>`;
   }
   return html`<section class="card" aria-labelledby="attachments-title">
@@ -84,7 +78,7 @@ function attachmentsSection(data: TaskPageData): SafeHtml {
 
 function comment(entry: TaskComment, workspace: WorkspaceMembership): SafeHtml {
   return html`<li class="comment" id="comment-${entry.id}">
-    <p class="meta"><strong>${entry.authorName}</strong>${entry.authorUserId === workspace.userId ? html` <span class="hint">(you)</span>` : ''} · ${when(entry.createdAt)}</p>
+    <p class="meta"><strong>${entry.authorName}</strong>${entry.authorUserId === workspace.userId ? html` <span class="hint">(you)</span>` : ''} · ${when(entry.createdAt, '—')}</p>
     <div class="rich">${richText(entry.bodyJson)}</div>
   </li>`;
 }
