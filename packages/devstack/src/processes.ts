@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { DevstackError } from './progress.js';
@@ -95,16 +96,52 @@ export function runCommand(
   });
 }
 
-/** Asks the kernel for a free loopback port. */
-export function freePort(): Promise<number> {
+/**
+ * A loopback port chosen by the kernel and held open (listening) until released: while held, no
+ * other process on the machine (a parallel test file's stack, an outgoing connection) can take it.
+ * For a port that must be known long before its service binds it (the app's, registered at the
+ * identity provider before Kafka has even started).
+ */
+export interface PortReservation {
+  readonly port: number;
+  /** Frees the port for its service to bind; safe to call more than once. */
+  release(): Promise<void>;
+}
+
+export function reservePort(): Promise<PortReservation> {
   return new Promise((resolve, reject) => {
-    const server = net.createServer();
+    // unref: a reservation never released does not keep this process alive.
+    const server = net.createServer().unref();
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      if (typeof address !== 'object' || !address) {
+        server.close();
+        reject(new Error('no port'));
+        return;
+      }
+      let released: Promise<void> | undefined;
+      resolve({
+        port: address.port,
+        release: () => (released ??= new Promise<void>((done) => server.close(() => done()))),
+      });
     });
   });
+}
+
+/** Asks the kernel for a free loopback port (free now: bind it soon, or hold a `reservePort()`). */
+export async function freePort(): Promise<number> {
+  const reservation = await reservePort();
+  await reservation.release();
+  return reservation.port;
+}
+
+/** Whether a process that exited said last that it could not bind its port (taken since it was chosen). */
+export async function failedOnTakenPort(managed: ManagedProcess): Promise<boolean> {
+  if (managed.child.exitCode === null) return false;
+  const log = await readFile(managed.logFile, 'utf8').catch(() => '');
+  const lastLine = log.trimEnd().split('\n').at(-1) ?? '';
+  return lastLine.includes('EADDRINUSE');
 }
 
 /** Polls until `probe` succeeds; fails with the component's log path when the process dies or time runs out. */

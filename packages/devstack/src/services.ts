@@ -3,7 +3,16 @@ import path from 'node:path';
 import type { Infrastructure } from './infra/index.js';
 import { repoRoot } from './paths.js';
 import { progress } from './progress.js';
-import { freePort, runCommand, startProcess, waitUntil, type ManagedProcess } from './processes.js';
+import {
+  failedOnTakenPort,
+  freePort,
+  reservePort,
+  runCommand,
+  startProcess,
+  waitUntil,
+  type ManagedProcess,
+  type PortReservation,
+} from './processes.js';
 import { supervise, type RestartPolicy, type SupervisedProcess } from './supervisor.js';
 
 export type ServiceName = 'tasks' | 'attachments' | 'webhooks' | 'gateway' | 'web';
@@ -59,6 +68,13 @@ export const serviceMemoryEnv: NodeJS.ProcessEnv = {
 
 const entryPoint = (name: ServiceName, file = 'main.js'): string => path.join(repoRoot, 'services', name, 'dist', file);
 
+/** A service could not bind a port chosen for it: someone else took it in between. */
+class PortTakenError extends Error {
+  constructor(override readonly cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause));
+  }
+}
+
 export function infrastructureEnv(infra: Infrastructure): NodeJS.ProcessEnv {
   return {
     DATABASE_URL: infra.databaseUrl,
@@ -95,9 +111,10 @@ export async function startServices(options: {
   gatewayPort?: number;
   /**
    * The web service's port (its APP_URL is http://127.0.0.1:<port>), for a provider whose redirect
-   * URI `<APP_URL>/auth/callback` is registered before the services start; default: a free port.
+   * URI `<APP_URL>/auth/callback` is registered before the services start: a number, or a port held
+   * (reserved) until the app starts, so nothing else takes it meanwhile; default: a reserved port.
    */
-  webPort?: number;
+  webPort?: number | PortReservation;
   /** Restart a service that exits unexpectedly (`npm start`); without it a crash stays visible (tests). */
   restart?: RestartPolicy;
 }): Promise<RunningServices> {
@@ -115,10 +132,12 @@ export async function startServices(options: {
   // The people-facing app needs an OpenID provider: started only when one is configured. Its port is
   // chosen before the gateways start, which name the app (task URLs, the authorization server).
   const withWeb = Boolean(sharedEnv.OIDC_ISSUER_URL && sharedEnv.OIDC_CLIENT_ID && sharedEnv.OIDC_CLIENT_SECRET);
-  const webPort = options.webPort ?? (withWeb ? await freePort() : undefined);
+  const webReservation = typeof options.webPort === 'object' ? options.webPort : withWeb && options.webPort === undefined ? await reservePort() : undefined;
+  const webPort = typeof options.webPort === 'number' ? options.webPort : webReservation?.port;
+  if (!withWeb) await webReservation?.release();
   const webAppUrl = withWeb && webPort !== undefined ? `http://127.0.0.1:${webPort}` : undefined;
 
-  const launch = async (name: ServiceName, replica: number, extraEnv: NodeJS.ProcessEnv = {}): Promise<ServiceInstance> => {
+  const launchOnce = async (name: ServiceName, replica: number, extraEnv: NodeJS.ProcessEnv): Promise<ServiceInstance> => {
     const opsPort = name === 'gateway' && replica === 0 && options.gatewayPort !== undefined ? options.gatewayPort : await freePort();
     const grpcPort = edgeServices.includes(name) ? undefined : await freePort();
     const appPort = name === 'web' ? (replica === 0 && webPort !== undefined ? webPort : await freePort()) : undefined;
@@ -161,6 +180,8 @@ export async function startServices(options: {
     // Same ports and environment at every restart, so peers' targets stay valid.
     const start = (): ManagedProcess => startProcess(label, process.execPath, [...nodeFlags, entryPoint(name)], { logDir: options.logDir, env });
     const supervisor = options.restart ? supervise(label, start, options.restart) : undefined;
+    // The app's reserved port is let go only now, for the app to bind it.
+    if (name === 'web' && replica === 0) await webReservation?.release();
     const first = supervisor?.current ?? start();
     const opsUrl = `http://127.0.0.1:${opsPort}`;
     try {
@@ -169,9 +190,11 @@ export async function startServices(options: {
         process: first,
       });
     } catch (error) {
-      // A service that cannot start is a start-up failure, not something to retry.
+      // A service that cannot start is a start-up failure, not something to retry, unless a port it
+      // was given was taken between choosing it and binding it (another stack on the same machine).
+      const portTaken = await failedOnTakenPort(first);
       await (supervisor ?? first).stop();
-      throw error;
+      throw portTaken ? new PortTakenError(error) : error;
     }
     const instance: ServiceInstance = {
       name,
@@ -189,37 +212,58 @@ export async function startServices(options: {
     return instance;
   };
 
-  const replicas = options.replicas ?? 1;
-  for (const name of backendServices) {
-    for (let replica = 0; replica < replicas; replica++) {
-      const instance = await launch(name, replica);
-      (grpcTargets[name] ??= []).push(`127.0.0.1:${instance.grpcPort}`);
+  const launch = async (name: ServiceName, replica: number, extraEnv: NodeJS.ProcessEnv = {}): Promise<ServiceInstance> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await launchOnce(name, replica, extraEnv);
+      } catch (error) {
+        if (!(error instanceof PortTakenError) || attempt >= 3) throw error instanceof PortTakenError ? error.cause : error;
+        // Freely chosen ports are chosen anew; a fixed one (the app's, a given gateway port) is tried again shortly.
+        progress(`${name}: a port was taken before it could bind it; starting it again (attempt ${attempt + 1})`);
+        await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+      }
     }
-    progress(`${name} ready (${replicas} replica${replicas > 1 ? 's' : ''})`);
-  }
-  for (let replica = 0; replica < replicas; replica++) gateways.push(await launch('gateway', replica));
-  const gatewayUrl = gateways[0]!.opsUrl;
-  progress(`gateway ready at ${gatewayUrl}`);
+  };
+
+  // Gateways first so no new work reaches the backends, then the backends.
+  // A supervised service is stopped through its supervisor, so the stop is not taken for a crash.
+  const stopAll = async (): Promise<void> => {
+    const stop = (i: ServiceInstance): Promise<void> => (i.supervisor ?? i.process).stop();
+    await Promise.all(instances.filter((i) => edgeServices.includes(i.name)).map(stop));
+    await Promise.all(instances.filter((i) => !edgeServices.includes(i.name)).map(stop));
+  };
+
+  const replicas = options.replicas ?? 1;
   let webUrl: string | undefined;
-  if (withWeb) {
-    webUrl = (await launch('web', 0)).appUrl;
-    progress(`web ready at ${webUrl}`);
+  try {
+    for (const name of backendServices) {
+      for (let replica = 0; replica < replicas; replica++) {
+        const instance = await launch(name, replica);
+        (grpcTargets[name] ??= []).push(`127.0.0.1:${instance.grpcPort}`);
+      }
+      progress(`${name} ready (${replicas} replica${replicas > 1 ? 's' : ''})`);
+    }
+    for (let replica = 0; replica < replicas; replica++) gateways.push(await launch('gateway', replica));
+    progress(`gateway ready at ${gateways[0]!.opsUrl}`);
+    if (withWeb) {
+      webUrl = (await launch('web', 0)).appUrl;
+      progress(`web ready at ${webUrl}`);
+    }
+  } catch (error) {
+    // Nothing left behind: the services already started, and the app's port if it was still held.
+    await webReservation?.release();
+    await stopAll();
+    throw error;
   }
 
   return {
-    gatewayUrl,
+    gatewayUrl: gateways[0]!.opsUrl,
     ...(webUrl ? { webUrl } : {}),
     instances,
     sharedEnv,
     startReplica: (name, extraEnv) =>
       launch(name, instances.filter((instance) => instance.name === name).length, extraEnv),
-    async stop() {
-      // Gateways first so no new work reaches the backends, then the backends.
-      // A supervised service is stopped through its supervisor, so the stop is not taken for a crash.
-      const stop = (i: ServiceInstance): Promise<void> => (i.supervisor ?? i.process).stop();
-      await Promise.all(instances.filter((i) => edgeServices.includes(i.name)).map(stop));
-      await Promise.all(instances.filter((i) => !edgeServices.includes(i.name)).map(stop));
-    },
+    stop: stopAll,
   };
 }
 

@@ -5,7 +5,7 @@ import { devSecretsEnv } from './dev-secrets.js';
 import { devJwtGatewayEnv, ensureDevJwtKeys, type DevJwtKeys } from './dev-jwt.js';
 import { startIdentityProvider, type RunningIdentityProvider } from './identity-provider.js';
 import { startInfrastructure, type Infrastructure } from './infra/index.js';
-import { freePort } from './processes.js';
+import { reservePort, type PortReservation } from './processes.js';
 import { infrastructureEnv, migrateAll, startServices, type RunningServices } from './services.js';
 import type { RestartPolicy } from './supervisor.js';
 
@@ -46,9 +46,10 @@ export async function startStack(options: {
   const logDir = newLogDir(options.label);
   const devJwt = ensureDevJwtKeys();
   // The app (services/web) signs in through the provider: its redirect URI must be registered
-  // before the provider starts, so its port is chosen first.
-  const webPort = options.webPort ?? (await freePort());
-  const appUrl = `http://127.0.0.1:${webPort}`;
+  // before the provider starts, so its port is chosen first, and held (listening) until the app
+  // starts: a stack started beside this one cannot take it meanwhile.
+  const webPort: number | PortReservation = options.webPort ?? (await reservePort());
+  const appUrl = `http://127.0.0.1:${typeof webPort === 'number' ? webPort : webPort.port}`;
   const idpOptions = {
     ...options.idp,
     redirectUris: [`${appUrl}/auth/callback`, ...(options.idp?.redirectUris ?? [])],
@@ -60,6 +61,7 @@ export async function startStack(options: {
     startIdentityProvider({ logDir, ...idpOptions, ...(options.restart ? { restart: options.restart } : {}) }),
   ]);
   if (infraResult.status === 'rejected' || idpResult.status === 'rejected') {
+    if (typeof webPort === 'object') await webPort.release();
     await Promise.all([
       infraResult.status === 'fulfilled' ? infraResult.value.stop() : undefined,
       idpResult.status === 'fulfilled' ? idpResult.value.stop() : undefined,
@@ -98,6 +100,7 @@ export async function startStack(options: {
       },
     };
   } catch (error) {
+    if (typeof webPort === 'object') await webPort.release();
     await Promise.all([infra.stop(), idp.stop()]);
     throw error;
   }
