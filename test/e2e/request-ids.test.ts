@@ -145,6 +145,16 @@ describe('request ids', () => {
     const webhookLines = await waitForLogLines('webhooks', (line) => line.reqId === webhooks);
     expect(webhookLines).toContainEqual(expect.objectContaining({ service: 'webhooks', method: 'ListEndpoints', code: 'OK' }));
   });
+
+  it('the gateway writes an access line with the id, the route template and the credential kind, never the key', async () => {
+    const sent = newId();
+    const response = await api('PATCH', `/v1/tasks/${unknownId()}`, { credentials: keyOf(ws), body: { name: 'x' }, headers: { 'x-request-id': sent } });
+    expectError(response, 404);
+    const [line, ...more] = await waitForLogLines('gateway', (entry) => entry.reqId === sent && entry.msg === 'access');
+    expect(more).toEqual([]);
+    expect(line).toMatchObject({ service: 'gateway', method: 'PATCH', route: '/v1/tasks/:id', statusCode: 404, credential: 'apiKey', credentialId: ws.apiKey.id.slice(0, 8), workspaceId: ws.workspace.id });
+    expect(JSON.stringify(line)).not.toContain(ws.apiKey.key);
+  });
 });
 
 describe('request ids of webhook deliveries (task event → Kafka header → the delivery\'s log lines)', () => {

@@ -4,6 +4,8 @@ import { randomBytes } from 'node:crypto';
 export const testServiceEnv: NodeJS.ProcessEnv = {
   // debug: the services' one line per gRPC call (method, code, ms, reqId), which test/e2e/request-ids reads.
   LOG_LEVEL: 'debug',
+  // Every request gets the gateway's `access` line (test/e2e/request-ids reads one).
+  ACCESS_LOG_SAMPLE_RATIO: '1',
   // Webhooks: a fixed test-only secret encryption key (32 bytes; any stack a suite starts needs one), the
   // contract's delays shortened, and the SSRF guard exempting only the test receivers' address.
   WEBHOOK_SECRET_ENCRYPTION_KEY: Buffer.from('webhooks-test-key-0123456789abcd').toString('base64'),

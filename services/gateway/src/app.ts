@@ -7,6 +7,7 @@ import api from './api/index.js';
 import mcpRoutes from './api/mcp/index.js';
 import type { GatewayConfig } from './config.js';
 import { gatewayMetrics } from './metrics.js';
+import accessLogPlugin from './plugins/access-log.js';
 import authPlugin from './plugins/auth.js';
 import backendsPlugin from './plugins/backends.js';
 import requestIdPlugin from './plugins/request-id.js';
@@ -34,7 +35,8 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: config.BODY_LIMIT_BYTES,
     trustProxy: config.TRUST_PROXY,
-    // Per-request lines are off: http_request_duration_seconds covers traffic; errors are logged by the error handler.
+    // fastify's own per-request lines are off: plugins/access-log.ts writes one `access` line per sampled,
+    // failed (5xx) or slow request, with the route template and the credential kind.
     logController: new LogController({ disableRequestLogging: true }),
     // fastify's built-in 503 while closing carries framework fields ({error, message, statusCode});
     // requests that still arrive on open connections during the drain are served instead, with
@@ -59,6 +61,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   await app.register(openApiPlugin);
   await app.register(revocationsPlugin, { metrics: metrics.revocations });
   await app.register(authPlugin, { config });
+  await app.register(accessLogPlugin, { config });
   await app.register(opsPlugin, { registry: deps.registry, httpRequestDuration: metrics.httpRequestDuration });
   await app.register(api, { prefix: '/v1', publicBaseUrl: config.PUBLIC_BASE_URL });
   // The MCP server at /mcp and its protected-resource metadata: every tool call is a /v1 call (api/mcp/rest.ts).

@@ -159,6 +159,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
         .default(200),
       /** Failed authentications (bad API key or token) allowed per client IP per minute before 429. 0 = no limit. */
       AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(0).default(30),
+
+      /** Share of requests written as `access` log lines, 0..1 (every 5xx and every slow request is written anyway). */
+      ACCESS_LOG_SAMPLE_RATIO: z.coerce.number().min(0).max(1).default(0.01),
+      /** A request slower than this (ms) is always written as an `access` line. */
+      ACCESS_LOG_SLOW_MS: env.durationMs(1_000),
     },
     source,
   );

@@ -52,6 +52,10 @@ Called with (dict "root" $ "component" "<name>"); also used by the migration Job
   value: {{ $values.rateLimit.burst | int64 | quote }}
 - name: AUTH_FAILURES_PER_MINUTE
   value: {{ $values.rateLimit.authFailuresPerMinute | int64 | quote }}
+- name: ACCESS_LOG_SAMPLE_RATIO
+  value: {{ $values.accessLog.sampleRatio | toString | quote }}
+- name: ACCESS_LOG_SLOW_MS
+  value: {{ $values.accessLog.slowMs | int64 | quote }}
 - name: AUTH_API_KEY_CACHE_TTL_MS
   value: {{ $values.authCache.apiKeyTtlMs | int64 | quote }}
 - name: AUTH_MEMBERSHIP_CACHE_TTL_MS

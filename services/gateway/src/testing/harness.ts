@@ -236,6 +236,8 @@ export interface Harness {
 export async function startGateway(
   env: Record<string, string> = {},
   beforeReady?: (app: App) => Promise<void> | void,
+  /** Where the app logs (at info) instead of nowhere: for tests that read its lines. */
+  logTo?: { write(line: string): void },
 ): Promise<Harness> {
   const fake = await startFakeTasks();
   const key = ed25519Key();
@@ -248,7 +250,9 @@ export async function startGateway(
     AUTH_JWT_AUDIENCE: jwtAudience,
     ...env,
   });
-  const logger = createLogger('gateway', (process.env.GATEWAY_TEST_LOG_LEVEL ?? 'silent') as 'silent');
+  const logger = logTo
+    ? createLogger('gateway', 'info', logTo)
+    : createLogger('gateway', (process.env.GATEWAY_TEST_LOG_LEVEL ?? 'silent') as 'silent');
   const app = await buildApp({ config, logger, registry: new Registry() });
   await beforeReady?.(app);
   await app.ready();
