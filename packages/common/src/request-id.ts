@@ -73,12 +73,11 @@ export function requestIdInterceptor(): grpc.Interceptor {
 
 /**
  * The request-id options of an HTTP edge's fastify instance: no header taken as it is
- * (`requestIdHeader: false`), `genReqId` applies the rule above, and the request logger binds it as
- * `reqId`.
+ * (`requestIdHeader: false`) and `genReqId` applies the rule above. The request logger binds it as
+ * `reqId` (`requestIdLogField`, fastify's default label; a LogController's `requestIdLogLabel`).
  */
 export const fastifyRequestIdOptions = {
   requestIdHeader: false,
-  requestIdLogLabel: requestIdLogField,
   genReqId: (request: { headers: Record<string, string | string[] | undefined> }): string => requestIdOf(request.headers[requestIdHeader]),
 } as const;
 

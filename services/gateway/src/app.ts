@@ -1,7 +1,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { serializerCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
-import { fastifyRequestIdOptions, type Logger } from '@tws/common';
+import { fastifyRequestIdOptions, requestIdLogField, type Logger } from '@tws/common';
 import type { Registry } from 'prom-client';
 import api from './api/index.js';
 import mcpRoutes from './api/mcp/index.js';
@@ -37,7 +37,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
     trustProxy: config.TRUST_PROXY,
     // fastify's own per-request lines are off: plugins/access-log.ts writes one `access` line per sampled,
     // failed (5xx) or slow request, with the route template and the credential kind.
-    logController: new LogController({ disableRequestLogging: true }),
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: requestIdLogField }),
     // fastify's built-in 503 while closing carries framework fields ({error, message, statusCode});
     // requests that still arrive on open connections during the drain are served instead, with
     // `Connection: close`, while /readyz already reports shutting down.

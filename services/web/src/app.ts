@@ -1,7 +1,7 @@
 import formbody from '@fastify/formbody';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { validatorCompiler } from 'fastify-type-provider-zod';
-import { createPool, fastifyRequestIdOptions, postgresReadiness, type Logger } from '@tws/common';
+import { createPool, fastifyRequestIdOptions, postgresReadiness, requestIdLogField, type Logger } from '@tws/common';
 import type { Registry } from 'prom-client';
 import api from './api/index.js';
 import type { WebConfig } from './config.js';
@@ -39,7 +39,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
     bodyLimit: config.BODY_LIMIT_BYTES,
     trustProxy: config.TRUST_PROXY,
     // Per-request lines are off: http_request_duration_seconds covers traffic; errors are logged by the error handler.
-    logController: new LogController({ disableRequestLogging: true }),
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: requestIdLogField }),
     return503OnClosing: false,
     // X-Request-Id: the client's when sane, else a new UUID (README "Request ids").
     ...fastifyRequestIdOptions,
