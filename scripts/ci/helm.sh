@@ -35,12 +35,21 @@ step "alerts: the chart's copy is deploy/prometheus/alerts.yaml"
 cmp -s deploy/prometheus/alerts.yaml "$CHART/files/alerts.yaml" ||
   fail "$CHART/files/alerts.yaml differs from deploy/prometheus/alerts.yaml: cp deploy/prometheus/alerts.yaml $CHART/files/alerts.yaml"
 
-values_files=("$CHART"/ci/*-values.yaml)
+# The ci/*-values.yaml files (production-values.yaml is the production example the README points to)
+# and the evaluation install. The chart has no default registry: the ci files name theirs, as every
+# install must; "defaults" and the evaluation values (published with the chart, which then has its
+# registry) get one here.
+values_files=("$CHART"/ci/*-values.yaml "$CHART/values-evaluation.yaml")
+registry=(--set image.registry=registry.example.com/platform)
+registry_unless_ci() { # values file: the --set a render of it needs
+  case $1 in */ci/*) ;; *) printf '%s\n' "${registry[@]}" ;; esac
+}
 
 step "helm lint --strict (defaults, ${values_files[*]##*/})"
-"$HELM" lint "$CHART" --strict --kube-version "$KUBERNETES_VERSION" --quiet
+"$HELM" lint "$CHART" --strict --kube-version "$KUBERNETES_VERSION" --quiet "${registry[@]}"
 for values in "${values_files[@]}"; do
-  "$HELM" lint "$CHART" --strict --kube-version "$KUBERNETES_VERSION" --quiet -f "$values"
+  mapfile -t extra < <(registry_unless_ci "$values")
+  "$HELM" lint "$CHART" --strict --kube-version "$KUBERNETES_VERSION" --quiet "${extra[@]}" -f "$values"
 done
 
 step "helm template (defaults, ${values_files[*]##*/})"
@@ -50,17 +59,45 @@ render() { # name, extra helm args...
   "$HELM" template task-workspace "$CHART" --namespace task-workspace --kube-version "$KUBERNETES_VERSION" "$@" >"$OUT/$name.yaml"
   printf '    rendered %s (%s lines)\n' "$OUT/$name.yaml" "$(wc -l <"$OUT/$name.yaml")"
 }
-render defaults
+render defaults "${registry[@]}"
 for values in "${values_files[@]}"; do
   name=$(basename "$values" .yaml)
-  render "$name" -f "$values"
+  mapfile -t extra < <(registry_unless_ci "$values")
+  render "$name" "${extra[@]}" -f "$values"
 done
+
+step "images: a registry is required; global.imageRegistry and pull secrets honoured; digests preferred"
+expect_rejected_with() { # message, helm args...: the render fails and says the message
+  local message=$1
+  shift
+  if "$HELM" template task-workspace "$CHART" --kube-version "$KUBERNETES_VERSION" "$@" >/dev/null 2>"$OUT/rejected.err"; then
+    fail "helm template accepted $*, which must fail ($message)"
+  fi
+  grep -qF "$message" "$OUT/rejected.err" || fail "helm template $* failed without saying '$message': $(head -c 300 "$OUT/rejected.err")"
+  printf '    rejected as it must (%s)\n' "$message"
+}
+expect_rejected_with "set image.registry (or global.imageRegistry)"
+expect_rejected_with "set image.registry (or global.imageRegistry)" -f "$CHART/values-evaluation.yaml"
+"$HELM" template task-workspace "$CHART" --kube-version "$KUBERNETES_VERSION" "${registry[@]}" \
+  --set global.imageRegistry=mirror.example.com:5000/tws --set 'global.imagePullSecrets[0].name=mirror' \
+  --set 'imagePullSecrets[0].name=regcred' --set 'imagePullSecrets[1].name=mirror' \
+  --set tasks.image.digest=sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa >"$OUT/global.yaml.txt"
+grep -q 'image: "mirror.example.com:5000/tws/task-workspace/gateway:0.1.0"' "$OUT/global.yaml.txt" ||
+  fail "global.imageRegistry does not override image.registry"
+grep -q 'image: "mirror.example.com:5000/tws/task-workspace/tasks:0.1.0@sha256:a\{64\}"' "$OUT/global.yaml.txt" ||
+  fail "tasks.image.digest is not in the tasks image reference"
+[ "$(grep -c -- '- name: mirror$' "$OUT/global.yaml.txt")" = "$(grep -c '^      imagePullSecrets:$' "$OUT/global.yaml.txt")" ] &&
+  [ "$(grep -c -- '- name: regcred$' "$OUT/global.yaml.txt")" = "$(grep -c '^      imagePullSecrets:$' "$OUT/global.yaml.txt")" ] ||
+  fail "global.imagePullSecrets and imagePullSecrets are not both on every pod, each once"
+grep -q '@sha256:0\{63\}1"' "$OUT/production-values.yaml" ||
+  fail "ci/production-values.yaml: the gateway's digest is not in its image reference"
+printf '    global.imageRegistry, global.imagePullSecrets + imagePullSecrets (deduplicated) and digests render as documented\n'
 
 step "helm template rejects invalid values"
 expect_rejected() { # reason, helm args...
   local reason=$1
   shift
-  if "$HELM" template task-workspace "$CHART" --kube-version "$KUBERNETES_VERSION" "$@" >/dev/null 2>"$OUT/rejected.err"; then
+  if "$HELM" template task-workspace "$CHART" --kube-version "$KUBERNETES_VERSION" "${registry[@]}" "$@" >/dev/null 2>"$OUT/rejected.err"; then
     fail "helm template accepted $*, which must fail ($reason)"
   fi
   printf '    rejected (%s): %s\n' "$reason" "$(grep -v -e '^$' -e "don't meet the specifications" -e '^task-workspace:$' "$OUT/rejected.err" | head -1 | cut -c1-150)"
@@ -69,6 +106,8 @@ expect_rejected "schema: wrong type" --set gateway.replicaCount=two
 expect_rejected "schema: unknown key" --set gateway.replicas=2
 expect_rejected "schema: enum" --set tasks.logLevel=verbose
 expect_rejected "schema: digest format" --set webhooks.image.digest=latest
+expect_rejected "schema: registry format" --set global.imageRegistry=https://ghcr.io/acme
+expect_rejected "evaluation without static S3 credentials" -f "$CHART/values-evaluation.yaml" --set s3.staticCredentials=false
 expect_rejected "min.insync.replicas above the replication factor" --set kafka.topicMinInsyncReplicas=4
 expect_rejected "JWT without a key source" --set auth.jwt.enabled=true --set auth.jwt.issuer=https://idp.example.com/
 web_on=(--set web.enabled=true --set web.oidc.issuerUrl=https://idp.example.com/ --set web.oidc.clientId=tws --set web.appUrl=https://app.example.com)
@@ -85,6 +124,10 @@ step "kinds and security rules of the rendered manifests"
 # Ingress, NetworkPolicy and ServiceMonitor come on top of the four services'.
 "$PY" deploy/helm/tools/ci_checks.py kinds "$OUT/production-values.yaml" Deployment=5 Service=8 Ingress=2 \
   NetworkPolicy=5 HorizontalPodAutoscaler=5 PodDisruptionBudget=5 Job=1 ServiceMonitor=2 PrometheusRule=1
+# The evaluation install: the four services once each (no HPA, no PDB), PostgreSQL, Kafka and MinIO as
+# StatefulSets with their Services, the Kafka ConfigMap and the one generated Secret.
+"$PY" deploy/helm/tools/ci_checks.py kinds "$OUT/values-evaluation.yaml" Deployment=4 StatefulSet=3 Service=10 \
+  Secret=1 ConfigMap=1 HorizontalPodAutoscaler=0 PodDisruptionBudget=0 NetworkPolicy=4 Job=1
 "$PY" deploy/helm/tools/ci_checks.py kinds "$OUT/options-values.yaml" Deployment=5 Service=8 HorizontalPodAutoscaler=0 \
   NetworkPolicy=0 PodDisruptionBudget=4 ServiceAccount=0 Ingress=1 ServiceMonitor=2
 for rendered in "$OUT"/*.yaml; do

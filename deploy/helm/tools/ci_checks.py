@@ -37,16 +37,21 @@ def kinds(path: str, *wanted: str) -> list[str]:
     return problems
 
 
-def pod_specs(doc: dict) -> list[dict]:
-    if doc["kind"] in ("Deployment", "Job"):
+def pod_specs(doc: dict, kinds: tuple[str, ...] = ("Deployment", "Job")) -> list[dict]:
+    if doc["kind"] in kinds:
         return [doc["spec"]["template"]["spec"]]
     return []
+
+
+# The evaluation install's PostgreSQL, Kafka and MinIO (StatefulSets) and the Job's wait for them
+# follow the security rules, but are not services: their environment is not checked against config.ts.
+EVALUATION_CONTAINERS = {"evaluation-wait"}
 
 
 def security(path: str) -> list[str]:
     problems = []
     for doc in documents(path):
-        for spec in pod_specs(doc):
+        for spec in pod_specs(doc, ("Deployment", "Job", "StatefulSet")):
             where = f"{doc['kind']}/{doc['metadata']['name']}"
             pod = spec.get("securityContext", {})
             if not pod.get("runAsNonRoot") or pod.get("seccompProfile", {}).get("type") != "RuntimeDefault":
@@ -68,7 +73,7 @@ def security(path: str) -> list[str]:
                     problems.append(f"{name}: /tmp is not mounted")
                 if "resources" not in container or "requests" not in container["resources"]:
                     problems.append(f"{name}: no resource requests")
-                if doc["kind"] == "Deployment" and not all(k in container for k in ("livenessProbe", "readinessProbe")):
+                if doc["kind"] in ("Deployment", "StatefulSet") and not all(k in container for k in ("livenessProbe", "readinessProbe")):
                     problems.append(f"{name}: liveness and readiness probes are required")
     if not problems:
         print(f"    {path}: every pod non-root, read-only root filesystem, no capabilities, seccomp RuntimeDefault, /tmp emptyDir")
@@ -212,6 +217,8 @@ def env(*rendered: str) -> list[str]:
             for spec in pod_specs(doc):
                 for container in spec.get("initContainers", []) + spec["containers"]:
                     name = container["name"]
+                    if name in EVALUATION_CONTAINERS:
+                        continue
                     key = (name.removeprefix("migrate-"), "migrate" if name.startswith("migrate-") else "main")
                     chart_sets.setdefault(key, set()).update(e["name"] for e in container.get("env", []))
     problems = []

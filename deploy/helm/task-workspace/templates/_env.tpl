@@ -223,7 +223,7 @@ Called with (dict "root" $ "component" "<name>"); also used by the migration Job
 
 {{- define "task-workspace.env.kafka" -}}
 - name: KAFKA_BROKERS
-  value: {{ join "," .Values.kafka.brokers | quote }}
+  value: {{ include "task-workspace.kafkaBrokers" . | quote }}
 {{- if .Values.kafka.tls.enabled }}
 - name: KAFKA_SSL
   value: "true"
@@ -255,9 +255,9 @@ Called with (dict "root" $ "component" "<name>"); also used by the migration Job
 
 {{- define "task-workspace.env.s3" -}}
 - name: S3_ENDPOINT
-  value: {{ .Values.s3.endpoint | quote }}
+  value: {{ include "task-workspace.s3Endpoint" . | quote }}
 - name: S3_PUBLIC_ENDPOINT
-  value: {{ default .Values.s3.endpoint .Values.s3.publicEndpoint | quote }}
+  value: {{ default (include "task-workspace.s3Endpoint" .) .Values.s3.publicEndpoint | quote }}
 - name: S3_REGION
   value: {{ .Values.s3.region | quote }}
 - name: S3_BUCKET

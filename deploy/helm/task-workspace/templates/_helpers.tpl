@@ -153,16 +153,49 @@ annotations:
 {{- end }}
 {{- end }}
 
-{{/* A component's image reference: (dict "root" $ "component" "tasks"). */}}
+{{/*
+The registry of the services' images: global.imageRegistry, else image.registry. There is no default
+registry: the render fails naming the values (the chart published by .github/workflows/release.yml
+has image.registry and every digest set to what that release pushed).
+*/}}
+{{- define "task-workspace.imageRegistry" -}}
+{{- $registry := default .Values.image.registry (.Values.global | default (dict)).imageRegistry | trimSuffix "/" }}
+{{- if not $registry }}
+{{- fail "set image.registry (or global.imageRegistry): the registry you pull the task-workspace images from, e.g. ghcr.io/<owner> for the images .github/workflows/release.yml publishes (README, \"Deploying with Helm\"); the chart has no default registry" }}
+{{- end }}
+{{- $registry }}
+{{- end }}
+
+{{/*
+A component's image reference: (dict "root" $ "component" "tasks"). `<registry>/<repository>:<tag>`,
+and `@<digest>` after it when a digest is set (the digest is what is pulled; the tag stays for people).
+*/}}
 {{- define "task-workspace.image" -}}
 {{- $values := index .root.Values .component }}
-{{- $registry := .root.Values.image.registry }}
-{{- $repository := $values.image.repository }}
-{{- $ref := ternary $repository (printf "%s/%s" $registry $repository) (empty $registry) }}
+{{- $ref := printf "%s/%s" (include "task-workspace.imageRegistry" .root) $values.image.repository }}
+{{- $tag := toString (default (default .root.Chart.AppVersion .root.Values.image.tag) $values.image.tag) }}
 {{- if $values.image.digest }}
-{{- printf "%s@%s" $ref $values.image.digest }}
+{{- printf "%s:%s@%s" $ref $tag $values.image.digest }}
 {{- else }}
-{{- printf "%s:%s" $ref (toString (default (default .root.Chart.AppVersion .root.Values.image.tag) $values.image.tag)) }}
+{{- printf "%s:%s" $ref $tag }}
+{{- end }}
+{{- end }}
+
+{{/*
+imagePullSecrets of every pod: global.imagePullSecrets then imagePullSecrets, each name once; nothing
+when both are empty. Use as `{{- with include "task-workspace.imagePullSecrets" $ }}{{ . | nindent 6 }}{{ end }}`.
+*/}}
+{{- define "task-workspace.imagePullSecrets" -}}
+{{- $names := list }}
+{{- range concat ((.Values.global | default (dict)).imagePullSecrets | default (list)) (.Values.imagePullSecrets | default (list)) }}
+{{- $names = append $names .name }}
+{{- end }}
+{{- $names = $names | compact | uniq }}
+{{- with $names }}
+imagePullSecrets:
+{{- range . }}
+  - name: {{ . }}
+{{- end }}
 {{- end }}
 {{- end }}
 
@@ -180,13 +213,22 @@ round-robin over every ready replica (the client sets the round_robin policy).
 {{- printf "dns:///%s.%s.svc.%s:%d" (include "task-workspace.headlessName" .) .root.Release.Namespace .root.Values.clusterDomain (int $values.grpcPort) }}
 {{- end }}
 
-{{/* Names of the Secrets the chart references (created by the operator, never by the chart). */}}
+{{/*
+Names of the Secrets the chart references (created by the operator, never by the chart, but for the
+evaluation install: with evaluation.enabled an empty existingSecret means the generated one).
+*/}}
+{{- define "task-workspace.evaluationSecret" -}}
+{{- printf "%s-evaluation" (include "task-workspace.fullname" .) }}
+{{- end }}
+
 {{- define "task-workspace.postgresSecret" -}}
-{{- default (printf "%s-postgres" (include "task-workspace.fullname" .)) .Values.postgres.existingSecret }}
+{{- $generated := ternary (include "task-workspace.evaluationSecret" .) (printf "%s-postgres" (include "task-workspace.fullname" .)) .Values.evaluation.enabled }}
+{{- default $generated .Values.postgres.existingSecret }}
 {{- end }}
 
 {{- define "task-workspace.s3Secret" -}}
-{{- default (printf "%s-s3" (include "task-workspace.fullname" .)) .Values.s3.existingSecret }}
+{{- $generated := ternary (include "task-workspace.evaluationSecret" .) (printf "%s-s3" (include "task-workspace.fullname" .)) .Values.evaluation.enabled }}
+{{- default $generated .Values.s3.existingSecret }}
 {{- end }}
 
 {{- define "task-workspace.kafkaSaslSecret" -}}
@@ -194,7 +236,40 @@ round-robin over every ready replica (the client sets the round_robin policy).
 {{- end }}
 
 {{- define "task-workspace.webhooksSecret" -}}
-{{- default (printf "%s-webhooks" (include "task-workspace.fullname" .)) .Values.webhookSecrets.existingSecret }}
+{{- $generated := ternary (include "task-workspace.evaluationSecret" .) (printf "%s-webhooks" (include "task-workspace.fullname" .)) .Values.evaluation.enabled }}
+{{- default $generated .Values.webhookSecrets.existingSecret }}
+{{- end }}
+
+{{/*
+In-cluster address of an evaluation dependency: (dict "root" $ "component" "kafka" "port" 9092), as
+host:port; the Service is <fullname>-<component>.
+*/}}
+{{- define "task-workspace.evaluationAddress" -}}
+{{- printf "%s.%s.svc.%s:%d" (include "task-workspace.componentName" .) .root.Release.Namespace .root.Values.clusterDomain (int .port) }}
+{{- end }}
+
+{{/* Kafka bootstrap brokers (KAFKA_BROKERS): the evaluation broker, else kafka.brokers. */}}
+{{- define "task-workspace.kafkaBrokers" -}}
+{{- if .Values.evaluation.enabled }}
+{{- include "task-workspace.evaluationAddress" (dict "root" . "component" "kafka" "port" 9092) }}
+{{- else }}
+{{- join "," .Values.kafka.brokers }}
+{{- end }}
+{{- end }}
+
+{{/* The S3 endpoint the attachments service uses (S3_ENDPOINT): the evaluation MinIO, else s3.endpoint. */}}
+{{- define "task-workspace.s3Endpoint" -}}
+{{- if .Values.evaluation.enabled }}
+{{- printf "http://%s" (include "task-workspace.evaluationAddress" (dict "root" . "component" "minio" "port" 9000)) }}
+{{- else }}
+{{- .Values.s3.endpoint }}
+{{- end }}
+{{- end }}
+
+{{/* An evaluation dependency's image: (dict "image" .Values.evaluation.postgres.image). */}}
+{{- define "task-workspace.evaluationImage" -}}
+{{- $ref := printf "%s/%s:%s" .image.registry .image.repository (toString .image.tag) }}
+{{- if .image.digest }}{{ printf "%s@%s" $ref .image.digest }}{{ else }}{{ $ref }}{{ end }}
 {{- end }}
 
 {{- define "task-workspace.webSecret" -}}
@@ -240,6 +315,12 @@ API_PUBLIC_BASE_URL (its task page links attachments to their download URLs at t
 {{- end }}
 {{- if and .Values.auth.jwt.enabled (not .Values.auth.jwt.issuer) }}
 {{- fail "auth.jwt.enabled needs auth.jwt.issuer (the iss claim every token must carry)" }}
+{{- end }}
+{{- if and .Values.evaluation.enabled (not .Values.s3.staticCredentials) }}
+{{- fail "evaluation.enabled needs s3.staticCredentials: the evaluation MinIO takes the generated access key" }}
+{{- end }}
+{{- if and .Values.evaluation.enabled (or .Values.kafka.tls.enabled .Values.kafka.sasl.enabled) }}
+{{- fail "evaluation.enabled runs a plain Kafka broker: set kafka.tls.enabled and kafka.sasl.enabled to false" }}
 {{- end }}
 {{- if and .Values.ingress.enabled .Values.ingress.tls (not .Values.ingress.hostname) }}
 {{- fail "ingress.tls needs ingress.hostname" }}
