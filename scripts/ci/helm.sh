@@ -20,6 +20,10 @@ cd "$REPO_ROOT"
 
 CHART=deploy/helm/task-workspace
 OUT="$TWS_CACHE_DIR/helm-ci"
+# One run at a time per machine (checkouts side by side share $OUT): the next waits for the lock.
+mkdir -p "$TWS_CACHE_DIR"
+exec 9>"$OUT.lock"
+flock 9
 rm -rf "$OUT" && mkdir -p "$OUT"
 
 step "tools: helm $HELM_VERSION, kubernetes-validate, promtool"
