@@ -12,7 +12,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createWorkspace, issueToken, type TestWorkspace } from '../support/admin.js';
 import { api, type ApiResponse, type Credentials } from '../support/api.js';
-import { put, requestUpload } from '../support/attachments.js';
+import { put } from '../support/attachments.js';
 import { startExtraTasks, type ExtraTasks } from '../support/extra-tasks.js';
 import { createProject, createTask, expectError, expectStatus, keyOf, listTasks, pollUntil, uniqueName, type CreatedProject } from '../support/fixtures.js';
 import { startExtraGateway, type ExtraGateway } from '../support/second-gateway.js';
