@@ -155,3 +155,27 @@ describe('Idempotency-Key in the gateway', () => {
     expect(h.fake.callsOf('BeginIdempotentRequest')).toHaveLength(0);
   });
 });
+
+describe('Idempotency-Key in /openapi.json', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startGateway();
+  });
+  afterAll(async () => h.close());
+
+  test('every POST of /v1 documents the header, the replay header on 2xx, 409 with Retry-After and 422; GETs do not', async () => {
+    type Operation = { parameters?: Array<{ name: string; in: string }>; responses: Record<string, { headers?: Record<string, unknown> }> };
+    const document = (await call(h.app, 'GET', '/openapi.json')).json as { paths: Record<string, Record<string, Operation>> };
+    const posts = Object.entries(document.paths).flatMap(([path, item]) => (item.post && path.startsWith('/v1/') ? [[path, item.post] as const] : []));
+    const covered = ['/v1/attachments/upload', '/v1/projects', '/v1/sections', '/v1/tasks', '/v1/tasks/{id}/attachments', '/v1/tasks/{id}/comments', '/v1/webhooks'];
+    expect(posts.map(([path]) => path)).toEqual(expect.arrayContaining(covered));
+    for (const [path, operation] of posts) {
+      expect(operation.parameters?.some((parameter) => parameter.name === 'Idempotency-Key' && parameter.in === 'header'), path).toBe(true);
+      const success = Object.entries(operation.responses).find(([code]) => code.startsWith('2'));
+      expect(success?.[1].headers, path).toHaveProperty('Idempotent-Replayed');
+      expect(operation.responses['409']?.headers, path).toHaveProperty('Retry-After');
+      expect(operation.responses, path).toHaveProperty('422');
+    }
+    expect(document.paths['/v1/projects']?.get?.parameters?.some((parameter) => parameter.name === 'Idempotency-Key')).toBe(false);
+  });
+});
