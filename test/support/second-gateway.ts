@@ -14,7 +14,7 @@ export interface ExtraGateway {
  * its own revocation stream to the tasks service), for tests of "refused on every replica at once"
  * that do not need a stack of their own. It trusts the app's tokens as the stack's gateway does. Rate limits are off so warming its caches never meets them.
  */
-export async function startExtraGateway(label: string, options: { publicBaseUrl?: string } = {}): Promise<ExtraGateway> {
+export async function startExtraGateway(label: string, options: { publicBaseUrl?: string; tasksGrpcTarget?: string } = {}): Promise<ExtraGateway> {
   const stack = inject('stack');
   const target = (name: string): string => `127.0.0.1:${stack.services.find((service) => service.name === name)?.grpcPort}`;
   const port = await freePort();
@@ -30,7 +30,8 @@ export async function startExtraGateway(label: string, options: { publicBaseUrl?
     // gateway's to accept those tokens here too; by default the replica's own address.
     PUBLIC_BASE_URL: options.publicBaseUrl ?? url,
     ...(stack.webUrl ? { AUTH_APP_ISSUER_URL: stack.webUrl } : {}),
-    TASKS_GRPC_TARGET: target('tasks'),
+    // Another tasks replica (test/support/extra-tasks.ts) when given.
+    TASKS_GRPC_TARGET: options.tasksGrpcTarget ?? target('tasks'),
     ATTACHMENTS_GRPC_TARGET: target('attachments'),
     WEBHOOKS_GRPC_TARGET: target('webhooks'),
     RATE_LIMIT_PER_SECOND: '0',

@@ -12,6 +12,7 @@ import authPlugin from './plugins/auth.js';
 import backendsPlugin from './plugins/backends.js';
 import requestIdPlugin from './plugins/request-id.js';
 import errorsPlugin, { clientErrorHandler, frameworkErrors } from './plugins/errors.js';
+import idempotencyPlugin from './plugins/idempotency.js';
 import openApiPlugin from './plugins/openapi.js';
 import opsPlugin from './plugins/ops.js';
 import rateLimitPlugin from './plugins/rate-limit.js';
@@ -62,6 +63,8 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   await app.register(revocationsPlugin, { metrics: metrics.revocations });
   await app.register(authPlugin, { config });
   await app.register(accessLogPlugin, { config });
+  // After auth: its preHandler reads request.principal; adds its hooks to the POST routes below.
+  await app.register(idempotencyPlugin);
   await app.register(opsPlugin, { registry: deps.registry, httpRequestDuration: metrics.httpRequestDuration });
   await app.register(api, { prefix: '/v1', publicBaseUrl: config.PUBLIC_BASE_URL });
   // The MCP server at /mcp and its protected-resource metadata: every tool call is a /v1 call (api/mcp/rest.ts).

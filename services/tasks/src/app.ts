@@ -17,6 +17,7 @@ import { RevocationPublisher } from './domain/revocation-publisher.js';
 import { createOutboxMetrics, createRevocationMetrics } from './metrics.js';
 import { kafkaPublisher } from './store/kafka-publisher.js';
 import { announceAck } from './store/revocations.js';
+import { idempotencySweeper } from './workers/idempotency-sweeper.js';
 import { OutboxRelay } from './workers/outbox-relay.js';
 import { RevocationListener } from './workers/revocation-listener.js';
 
@@ -86,6 +87,7 @@ export function buildApp(config: TasksConfig, logger: Logger, registry: Registry
     retentionMs: config.OUTBOX_RETENTION_MS,
   });
   const revocations = revocationFeed(config, logger, registry, pool);
+  const sweeper = idempotencySweeper({ pool, intervalMs: config.IDEMPOTENCY_SWEEP_INTERVAL_MS, logger: logger.child({ component: 'idempotency' }) });
   return {
     grpc: buildGrpcServices({
       pool,
@@ -93,18 +95,21 @@ export function buildApp(config: TasksConfig, logger: Logger, registry: Registry
       metrics: grpcServerMetrics(registry),
       revocations: revocations.publisher,
       revocationHub: revocations.hub,
+      idempotency: { ttlMs: config.IDEMPOTENCY_KEY_TTL_MS, lockTimeoutMs: config.IDEMPOTENCY_LOCK_TIMEOUT_MS },
     }),
     // Kafka is not a readiness dependency: the API keeps working while it is down (events wait).
     readiness: [postgresReadiness(pool)],
     async start() {
       relay.start();
       revocations.listener.start();
+      sweeper.start();
     },
     // Streams never finish by themselves: end them first, so the gRPC drain does not wait for them.
     draining: [{ name: 'revocation streams', run: async () => revocations.hub.closeAll('this tasks replica is shutting down; reconnect') }],
     workers: [
       { name: 'outbox relay', run: () => relay.stop() },
       { name: 'revocation listener', run: () => revocations.listener.stop() },
+      { name: 'idempotency key sweep', run: () => sweeper.stop() },
     ],
     resources: [{ name: 'postgres pool', run: () => pool.end() }],
   };

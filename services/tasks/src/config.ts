@@ -28,6 +28,12 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
       REVOCATION_HEARTBEAT_MS: z.coerce.number().int().min(100).max(30_000).default(1_000),
       /** Gateway revocation streams one replica serves at most (each gateway replica holds one). */
       REVOCATION_MAX_WATCHERS: z.coerce.number().int().min(1).max(10_000).default(256),
+      /** How long the answer to a POST sent with an Idempotency-Key is kept and replayed (default 24 h). */
+      IDEMPOTENCY_KEY_TTL_MS: z.coerce.number().int().min(1_000).max(30 * 24 * 60 * 60 * 1000).default(24 * 60 * 60 * 1000),
+      /** A claimed key without an answer for this long is abandoned (its gateway crashed): the same request may run again. */
+      IDEMPOTENCY_LOCK_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(60 * 60 * 1000).default(60_000),
+      /** How often expired Idempotency-Key rows are deleted; 0 = never (they still count as absent). */
+      IDEMPOTENCY_SWEEP_INTERVAL_MS: env.durationMs(60_000),
     },
     source,
   );

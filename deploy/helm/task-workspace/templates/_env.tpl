@@ -107,6 +107,12 @@ Called with (dict "root" $ "component" "<name>"); also used by the migration Job
   value: {{ $values.revocation.heartbeatMs | int64 | quote }}
 - name: REVOCATION_MAX_WATCHERS
   value: {{ $values.revocation.maxWatchers | int64 | quote }}
+- name: IDEMPOTENCY_KEY_TTL_MS
+  value: {{ $values.idempotency.keyTtlMs | int64 | quote }}
+- name: IDEMPOTENCY_LOCK_TIMEOUT_MS
+  value: {{ $values.idempotency.lockTimeoutMs | int64 | quote }}
+- name: IDEMPOTENCY_SWEEP_INTERVAL_MS
+  value: {{ $values.idempotency.sweepIntervalMs | int64 | quote }}
 {{- end }}
 {{- if eq $component "attachments" }}
 - name: TASKS_GRPC_TARGET

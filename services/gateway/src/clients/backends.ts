@@ -2,6 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { grpcClientOptions, grpcHealthChecker, unaryApi, type GrpcClientMetrics, type ReadinessCheck, type UnaryApi } from '@tws/common';
 import { loadAttachmentsProto, loadTasksProto, loadWebhooksProto } from '@tws/proto-types';
 import type { AttachmentsServiceClient } from '@tws/proto-types/generated/attachments/v1/AttachmentsService';
+import type { IdempotencyServiceClient } from '@tws/proto-types/generated/tasks/v1/IdempotencyService';
 import type { RevocationServiceClient } from '@tws/proto-types/generated/tasks/v1/RevocationService';
 import type { TasksServiceClient } from '@tws/proto-types/generated/tasks/v1/TasksService';
 import type { WebhooksServiceClient } from '@tws/proto-types/generated/webhooks/v1/WebhooksService';
@@ -22,6 +23,10 @@ const attachmentsRpcs = [
   'CreateUpload', 'RegisterAttachment', 'ListTaskAttachments', 'GetDownloadUrl', 'DeleteTaskAttachments', 'GetWorkspaceUsage',
 ] as const;
 const webhooksRpcs = ['CreateEndpoint', 'ListEndpoints', 'DeleteEndpoint', 'ListDeliveries', 'RedeliverDelivery'] as const;
+
+/** The stored answers of POSTs sent with an Idempotency-Key (plugins/idempotency.ts). */
+const idempotencyRpcs = ['BeginIdempotentRequest', 'CompleteIdempotentRequest', 'ReleaseIdempotentRequest'] as const;
+export type IdempotencyApi = UnaryApi<IdempotencyServiceClient, (typeof idempotencyRpcs)[number]>;
 
 /** The revoked grants the gateway reads (its own client: the stream shares the channel). */
 const revocationRpcs = ['ListRevokedGrants'] as const;
@@ -50,6 +55,8 @@ export interface Backends {
   watchRevocations(): RevocationCall;
   /** tasks.v1.RevocationService.ListRevokedGrants (live revoked OAuth grants). */
   revocations: RevocationsApi;
+  /** tasks.v1.IdempotencyService (same tasks target, its own client). */
+  idempotency: IdempotencyApi;
   /** grpc.health.v1 check of each backend (reported by /readyz, not required by it). */
   health: ReadinessCheck[];
   /** Closes the channels and the health checkers. */
@@ -67,6 +74,7 @@ export function connectBackends(config: GatewayConfig, metrics: GrpcClientMetric
     insecure,
     grpcClientOptions('tasks.v1.RevocationService'),
   );
+  const idempotency = new (loadTasksProto().tasks.v1.IdempotencyService)(config.TASKS_GRPC_TARGET, insecure, options('tasks.v1.IdempotencyService'));
   const attachments = new (loadAttachmentsProto().attachments.v1.AttachmentsService)(
     config.ATTACHMENTS_GRPC_TARGET,
     insecure,
@@ -86,10 +94,12 @@ export function connectBackends(config: GatewayConfig, metrics: GrpcClientMetric
     webhooks: unaryApi(webhooks, webhooksRpcs, deadlineMs),
     watchRevocations: () => revocations.WatchRevocations(),
     revocations: unaryApi(revocations, revocationRpcs, deadlineMs),
+    idempotency: unaryApi(idempotency, idempotencyRpcs, deadlineMs),
     health: healthCheckers.map(({ name, checker }) => ({ name: `${name} service`, check: () => checker.check() })),
     close() {
       tasks.close();
       revocations.close();
+      idempotency.close();
       attachments.close();
       webhooks.close();
       for (const { checker } of healthCheckers) checker.close();

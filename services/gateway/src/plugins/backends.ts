@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { GrpcClientMetrics, ReadinessCheck } from '@tws/common';
-import { connectBackends, type AttachmentsApi, type RevocationsApi, type TasksApi, type WebhooksApi } from '../clients/backends.js';
+import { connectBackends, type AttachmentsApi, type IdempotencyApi, type RevocationsApi, type TasksApi, type WebhooksApi } from '../clients/backends.js';
 import type { RevocationCall } from '../clients/revocation-stream.js';
 import { TaskListReader } from '../clients/task-list-reader.js';
 import { TaskReader } from '../clients/task-reader.js';
@@ -19,6 +19,8 @@ declare module 'fastify' {
     taskReader: TaskReader;
     /** Task lists with a per-replica copy validated on every request (GET /v1/projects/:id/tasks). */
     taskListReader: TaskListReader;
+    /** tasks.v1.IdempotencyService: Idempotency-Key claims and stored answers (plugins/idempotency.ts). */
+    idempotencyApi: IdempotencyApi;
     /** The attachments service, promisified, with the configured deadline (GRPC_DEADLINE_MS). */
     attachmentsApi: AttachmentsApi;
     /** The webhooks service, promisified, with the configured deadline (GRPC_DEADLINE_MS). */
@@ -44,6 +46,7 @@ async function backendsPlugin(app: FastifyInstance, options: BackendsOptions): P
   app.decorate('revocationsApi', backends.revocations);
   app.decorate('taskReader', new TaskReader(backends.tasks));
   app.decorate('taskListReader', new TaskListReader(backends.tasks));
+  app.decorate('idempotencyApi', backends.idempotency);
   app.decorate('attachmentsApi', backends.attachments);
   app.decorate('webhooksApi', backends.webhooks);
   app.decorate('backendChecks', backends.health);

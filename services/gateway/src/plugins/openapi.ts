@@ -3,6 +3,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { createJsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import { idempotencyKeyJsonPattern } from '../domain/idempotency.js';
 
 const description = `REST/JSON API of the task workspace service.
 
@@ -15,15 +16,21 @@ over the limit the answer is 429 with \`Retry-After\` (seconds).
 
 Every response carries \`X-Request-Id\`: the one the request sent when it is 1–128 characters of
 \`A-Z a-z 0-9 - _ . : / + = @\`, otherwise a new UUID. Quote it when reporting a problem: every
-service that handled the request logged it.`;
+service that handled the request logged it.
+
+Every POST under \`/v1\` takes an optional \`Idempotency-Key\` (1–255 visible ASCII characters, e.g. a
+UUID): its first answer (2xx, or a 4xx other than 401/408/425/429) is kept 24 h and sent again, with
+\`Idempotent-Replayed: true\`, for a retry with the same key, credential and body; the same key with
+another body or path is 422; while the first request still runs, 409 with \`Retry-After: 1\`.`;
 
 /** The parts of the generated document `finish` touches. */
+interface Operation {
+  parameters?: unknown[];
+  responses?: Record<string, { headers?: Record<string, unknown>; description?: string; content?: unknown }>;
+}
 interface OpenApiParts {
   components?: { schemas?: Record<string, unknown> } & Record<string, unknown>;
-  paths?: Record<
-    string,
-    Record<string, { parameters?: unknown[]; responses?: Record<string, { headers?: Record<string, unknown>; description?: string; content?: unknown }> } | undefined> | undefined
-  >;
+  paths?: Record<string, Record<string, Operation | undefined> | undefined>;
 }
 
 const retryAfter = {
@@ -52,6 +59,27 @@ const etagHeader = {
     required: true,
     schema: { type: 'string', pattern: '^"[\\x21\\x23-\\x7e]*"$' },
   },
+};
+
+const idempotencyKeyParameter = {
+  in: 'header',
+  name: 'Idempotency-Key',
+  required: false,
+  description:
+    'Makes a retry safe: the first answer (2xx, or a 4xx other than 401/408/425/429; body at most 64 KiB) is stored for 24 h per workspace and key, ' +
+    'and sent again with `Idempotent-Replayed: true` for a request with the same key, credential, path and body.',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: idempotencyKeyJsonPattern },
+};
+const replayedHeader = {
+  'Idempotent-Replayed': {
+    description: 'Present (`true`) when this is the stored answer of an earlier request with the same Idempotency-Key.',
+    required: false,
+    schema: { type: 'string', enum: ['true'] },
+  },
+};
+const idempotencyErrors = {
+  '409': { description: 'A request with this Idempotency-Key is still being processed: retry after Retry-After seconds' },
+  '422': { description: 'This Idempotency-Key was already used for a different request (method, path, credential or body)' },
 };
 
 /** Whether an operation takes If-None-Match: its 200 and 304 answers carry an ETag. */
@@ -84,6 +112,19 @@ const pathParameterErrors = {
   '414': errorResponse('A path parameter is over 100 characters'),
 };
 
+/** A POST of /v1 (plugins/idempotency.ts): the Idempotency-Key parameter, its 409/422, the replay header on 2xx. */
+function documentIdempotency(operation: Operation): void {
+  operation.parameters = [...(operation.parameters ?? []), idempotencyKeyParameter];
+  const responses = (operation.responses ??= {});
+  for (const [code, response] of Object.entries(responses)) if (code.startsWith('2')) response.headers = { ...response.headers, ...replayedHeader };
+  for (const [code, { description }] of Object.entries(idempotencyErrors)) {
+    const declared = responses[code];
+    responses[code] = declared ? { ...declared, description: `${declared.description ?? ''}; or: ${description}` } : errorResponse(description);
+  }
+  const conflict = responses['409'];
+  if (conflict) conflict.headers = { ...conflict.headers, ...retryAfter };
+}
+
 /**
  * Final touches: the zod transform emits an input and an output copy of every registered schema;
  * only the referenced ones are kept. 429 answers document their Retry-After header, the 200 and 304
@@ -103,7 +144,7 @@ function finish<Document extends object>(generated: Document): Document {
   }
   for (const name of Object.keys(schemas)) if (!used.has(name)) delete schemas[name];
   for (const [path, pathItem] of Object.entries(document.paths ?? {})) {
-    for (const operation of Object.values(pathItem ?? {})) {
+    for (const [method, operation] of Object.entries(pathItem ?? {})) {
       if (!operation) continue;
       const tooMany = operation.responses?.['429'];
       if (tooMany) tooMany.headers = retryAfter;
@@ -114,6 +155,7 @@ function finish<Document extends object>(generated: Document): Document {
         }
       }
       if (operation.responses && path.includes('{')) operation.responses = { ...pathParameterErrors, ...operation.responses };
+      if (method === 'post' && path.startsWith('/v1/')) documentIdempotency(operation);
       operation.parameters = [...(operation.parameters ?? []), requestIdParameter];
       const responses = operation.responses ?? {};
       for (const [code, response] of Object.entries(responses)) responses[code] = { ...response, headers: { ...requestIdHeader, ...response.headers } };

@@ -148,7 +148,8 @@ function withoutOneofNames(value: Record<string, unknown>): Record<string, unkno
 
 export async function startFakeTasks(): Promise<FakeTasks> {
   const proto = loadTasksProto();
-  const definition = proto.tasks.v1.TasksService.service;
+  // TasksService and IdempotencyService share the handler map (their method names differ).
+  const definition = { ...proto.tasks.v1.TasksService.service, ...proto.tasks.v1.IdempotencyService.service };
   const handlers = new Map<string, FakeHandler>();
   const calls: FakeTasks['calls'] = [];
   const implementation: grpc.UntypedServiceImplementation = {};
@@ -177,7 +178,9 @@ export async function startFakeTasks(): Promise<FakeTasks> {
     };
   }
   const server = new grpc.Server();
-  server.addService(definition, implementation);
+  for (const service of [proto.tasks.v1.TasksService.service, proto.tasks.v1.IdempotencyService.service]) {
+    server.addService(service, Object.fromEntries(Object.keys(service).map((method) => [method, implementation[method]!])));
+  }
   const revocations = fakeRevocations();
   server.addService(proto.tasks.v1.RevocationService.service, revocations.implementation);
   const port = await new Promise<number>((resolve, reject) =>

@@ -2,7 +2,9 @@ import type { GrpcServerMetrics, GrpcServiceRegistration, Logger, Pool } from '@
 import { loadTasksProto } from '@tws/proto-types';
 import type { RevocationHub } from '../domain/revocation-hub.js';
 import type { Revocations } from '../domain/revocation-publisher.js';
+import type { IdempotencySettings } from '../domain/idempotency.js';
 import { adminServiceHandlers } from './admin-service.js';
+import { idempotencyServiceHandlers } from './idempotency-service.js';
 import { labelsServiceHandlers } from './labels-service.js';
 import { revocationServiceHandlers } from './revocation-service.js';
 import { settingsServiceHandlers } from './settings-service.js';
@@ -16,6 +18,7 @@ export function buildGrpcServices(deps: {
   metrics: GrpcServerMetrics;
   revocations: Revocations;
   revocationHub: RevocationHub;
+  idempotency: IdempotencySettings;
 }): GrpcServiceRegistration[] {
   const proto = loadTasksProto().tasks.v1;
   return [
@@ -24,6 +27,11 @@ export function buildGrpcServices(deps: {
     { name: 'tasks.v1.SettingsService', definition: proto.SettingsService.service, implementation: settingsServiceHandlers(deps) },
     { name: 'tasks.v1.TaskPageService', definition: proto.TaskPageService.service, implementation: taskPageServiceHandlers(deps) },
     { name: 'tasks.v1.LabelsService', definition: proto.LabelsService.service, implementation: labelsServiceHandlers(deps) },
+    {
+      name: 'tasks.v1.IdempotencyService',
+      definition: proto.IdempotencyService.service,
+      implementation: idempotencyServiceHandlers({ pool: deps.pool, logger: deps.logger, metrics: deps.metrics, settings: deps.idempotency }),
+    },
     {
       name: 'tasks.v1.RevocationService',
       definition: proto.RevocationService.service,
