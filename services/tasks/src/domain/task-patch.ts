@@ -8,7 +8,7 @@ import { resolveDescription, type DescriptionInput } from './description.js';
 import { isUuid } from './identifiers.js';
 import type { Task } from './model.js';
 import { hasAnyField, planTaskUpdate, type ResolvedUpdate, type TaskState, type UpdatePlan } from './task-update.js';
-import { pathId, requiredText } from './validation.js';
+import { ifMatchTags, pathId, requiredText } from './validation.js';
 import { readInBatch, writeInBatch } from './write-batches.js';
 
 export interface UpdateTaskInput {
@@ -24,10 +24,6 @@ export interface UpdateTaskInput {
   /** Strong entity tags of the task's single-task JSON, one of which must be current (empty: no condition). */
   ifMatch?: readonly string[] | undefined;
 }
-
-/** Most `ifMatch` tags taken, and the longest (the gateway bounds the header tighter). */
-const maxIfMatchTags = 64;
-const maxTagLength = 256;
 
 /**
  * Throws ABORTED unless the task's single-task JSON, rendered now (the caller holds its row lock, so
@@ -131,10 +127,7 @@ export async function updateTask(pool: Pool, input: UpdateTaskInput): Promise<Ta
   const anySent =
     hasAnyField(fields) || input.listId !== undefined || input.statusId !== undefined || input.assigneeId !== undefined;
   if (!anySent) throw invalid('no fields to update');
-  const ifMatch = input.ifMatch ?? [];
-  if (ifMatch.length > maxIfMatchTags || ifMatch.some((tag) => tag.length > maxTagLength)) {
-    throw invalid(`ifMatch takes at most ${maxIfMatchTags} tags of at most ${maxTagLength} characters`);
-  }
+  const ifMatch = ifMatchTags(input.ifMatch);
   const refs: ChangeReferences = {
     statusId: lookupId(input.statusId),
     listId: lookupId(input.listId),
