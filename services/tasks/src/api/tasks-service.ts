@@ -156,22 +156,21 @@ export function tasksServiceHandlers({ pool, logger, metrics }: HandlerDeps): Ta
     ),
     UpdateTask: unary(
       'UpdateTask',
-      async (request) => ({
-        task: taskMessage(
-          await tasks.updateTask(pool, {
-            workspaceId: request.workspaceId,
-            id: request.id,
-            name: request.name,
-            listId: request.listId,
-            isCompleted: request.isCompleted,
-            statusId: request.statusId,
-            assigneeId: request.assigneeId,
-            clearAssignee: request.clearAssignee,
-            description: descriptionInput(request.description),
-            ifMatch: request.ifMatch,
-          }),
-        ),
-      }),
+      async (request) => {
+        const { task, entityTag } = await tasks.updateTask(pool, {
+          workspaceId: request.workspaceId,
+          id: request.id,
+          name: request.name,
+          listId: request.listId,
+          isCompleted: request.isCompleted,
+          statusId: request.statusId,
+          assigneeId: request.assigneeId,
+          clearAssignee: request.clearAssignee,
+          description: descriptionInput(request.description),
+          ifMatch: request.ifMatch,
+        });
+        return { task: taskMessage(task), entityTag };
+      },
       options,
     ),
     DeleteTask: unary(
