@@ -102,9 +102,9 @@ describe('projects', () => {
     const response = await call(h.app, 'PATCH', `/v1/projects/${ids.project}`, { ...key, body: { description: null } });
     expect(response.status).toBe(200);
     expect(response.json).toEqual({ id: ids.project });
-    expect(h.fake.callsOf('UpdateProject')).toEqual([{ workspaceId: ws, id: ids.project, clearDescription: true }]);
+    expect(h.fake.callsOf('UpdateProject')).toEqual([{ workspaceId: ws, id: ids.project, clearDescription: true, ifMatch: [] }]);
     await call(h.app, 'PATCH', `/v1/projects/${ids.project}`, { ...key, body: { name: 'New', description: 'D' } });
-    expect(h.fake.callsOf('UpdateProject')[1]).toEqual({ workspaceId: ws, id: ids.project, name: 'New', description: 'D', clearDescription: false });
+    expect(h.fake.callsOf('UpdateProject')[1]).toEqual({ workspaceId: ws, id: ids.project, name: 'New', description: 'D', clearDescription: false, ifMatch: [] });
   });
 
   test('a path id that is not a UUID is not found, without a backend call', async () => {

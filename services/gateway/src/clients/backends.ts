@@ -15,7 +15,7 @@ import type { RevocationCall } from './revocation-stream.js';
  */
 const tasksRpcs = [
   'AuthenticateApiKey', 'GetMembership', 'GetWorkspace', 'ListMembers', 'ListStatuses',
-  'ListProjects', 'CreateProject', 'UpdateProject', 'ListSections', 'CreateSection', 'UpdateSection',
+  'ListProjects', 'CreateProject', 'UpdateProject', 'GetProject', 'ListSections', 'CreateSection', 'UpdateSection', 'GetSection',
   'ListTasks', 'GetTasks', 'CreateTask', 'UpdateTask', 'DeleteTask', 'CreateComment', 'DeleteComment',
   'ListTaskComments', 'GetUsage',
 ] as const;

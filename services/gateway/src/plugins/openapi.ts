@@ -82,9 +82,9 @@ const idempotencyErrors = {
   '422': { description: 'This Idempotency-Key was already used for a different request (method, path, credential or body)' },
 };
 
-/** Whether an operation takes If-None-Match: its 200 and 304 answers carry an ETag. */
-const takesIfNoneMatch = (parameters: unknown[] | undefined): boolean =>
-  (parameters ?? []).some((parameter) => typeof parameter === 'object' && parameter !== null && 'name' in parameter && parameter.name === 'if-none-match');
+/** Whether an operation takes the header `name` (If-None-Match: its 200 and 304 answers carry an ETag; If-Match: its 200). */
+const takesHeader = (parameters: unknown[] | undefined, name: string): boolean =>
+  (parameters ?? []).some((parameter) => typeof parameter === 'object' && parameter !== null && 'name' in parameter && parameter.name === name);
 
 /** Every `$ref` target reachable from `value`. */
 function collectRefs(value: unknown, into: Set<string>): void {
@@ -128,7 +128,7 @@ function documentIdempotency(operation: Operation): void {
 /**
  * Final touches: the zod transform emits an input and an output copy of every registered schema;
  * only the referenced ones are kept. 429 answers document their Retry-After header, the 200 and 304
- * answers of operations taking If-None-Match their ETag; paths with
+ * answers of operations taking If-None-Match their ETag (the 200 of those taking If-Match too); paths with
  * parameters document the router's 400 and 414; every operation takes an optional X-Request-Id and
  * every answer carries one.
  */
@@ -148,11 +148,10 @@ function finish<Document extends object>(generated: Document): Document {
       if (!operation) continue;
       const tooMany = operation.responses?.['429'];
       if (tooMany) tooMany.headers = retryAfter;
-      if (takesIfNoneMatch(operation.parameters)) {
-        for (const code of ['200', '304']) {
-          const tagged = operation.responses?.[code];
-          if (tagged) tagged.headers = { ...tagged.headers, ...etagHeader };
-        }
+      const taggedCodes = takesHeader(operation.parameters, 'if-none-match') ? ['200', '304'] : takesHeader(operation.parameters, 'if-match') ? ['200'] : [];
+      for (const code of taggedCodes) {
+        const tagged = operation.responses?.[code];
+        if (tagged) tagged.headers = { ...tagged.headers, ...etagHeader };
       }
       if (operation.responses && path.includes('{')) operation.responses = { ...pathParameterErrors, ...operation.responses };
       if (method === 'post' && path.startsWith('/v1/')) documentIdempotency(operation);

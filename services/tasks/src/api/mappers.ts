@@ -10,6 +10,7 @@ import type { TaskComment as TaskCommentMessage } from '@tws/proto-types/generat
 import type { Workspace as WorkspaceMessage } from '@tws/proto-types/generated/tasks/v1/Workspace';
 import { invalid } from '@tws/common';
 import type { CommentRow } from '../domain/comments.js';
+import { projectTagOf, sectionTagOf } from '../domain/projects.js';
 import type { Member, Membership, Plan, Project, Role, Section, Status, Task, Workspace } from '../domain/model.js';
 
 /** Proto ⇄ domain mapping: absent optional fields for nulls, enums as their names. */
@@ -77,6 +78,7 @@ export const projectMessage = (project: Project): ProjectMessage => ({
   name: project.name,
   description: optional(project.description),
   taskPrefix: project.taskPrefix,
+  entityTag: projectTagOf(project),
 });
 
 export const sectionMessage = (section: Section): SectionMessage => ({
@@ -84,6 +86,7 @@ export const sectionMessage = (section: Section): SectionMessage => ({
   name: section.name,
   order: section.order,
   projectId: section.projectId,
+  entityTag: sectionTagOf(section),
 });
 
 export const taskMessage = (task: Task): TaskMessage => ({

@@ -87,7 +87,13 @@ export function tasksServiceHandlers({ pool, logger, metrics }: HandlerDeps): Ta
           name: request.name,
           description: request.description,
           clearDescription: request.clearDescription,
+          ifMatch: request.ifMatch,
         }),
+      options,
+    ),
+    GetProject: unary(
+      'GetProject',
+      async (request) => ({ project: projectMessage(await projects.getProject(pool, request.workspaceId, request.id)) }),
       options,
     ),
     ListSections: unary(
@@ -106,8 +112,15 @@ export function tasksServiceHandlers({ pool, logger, metrics }: HandlerDeps): Ta
     UpdateSection: unary(
       'UpdateSection',
       async (request) => ({
-        section: sectionMessage(await projects.updateSection(pool, { workspaceId: request.workspaceId, id: request.id, name: request.name })),
+        section: sectionMessage(
+          await projects.updateSection(pool, { workspaceId: request.workspaceId, id: request.id, name: request.name, ifMatch: request.ifMatch }),
+        ),
       }),
+      options,
+    ),
+    GetSection: unary(
+      'GetSection',
+      async (request) => ({ section: sectionMessage(await projects.getSection(pool, request.workspaceId, request.id)) }),
       options,
     ),
     ListTasks: unary(
@@ -143,22 +156,21 @@ export function tasksServiceHandlers({ pool, logger, metrics }: HandlerDeps): Ta
     ),
     UpdateTask: unary(
       'UpdateTask',
-      async (request) => ({
-        task: taskMessage(
-          await tasks.updateTask(pool, {
-            workspaceId: request.workspaceId,
-            id: request.id,
-            name: request.name,
-            listId: request.listId,
-            isCompleted: request.isCompleted,
-            statusId: request.statusId,
-            assigneeId: request.assigneeId,
-            clearAssignee: request.clearAssignee,
-            description: descriptionInput(request.description),
-            ifMatch: request.ifMatch,
-          }),
-        ),
-      }),
+      async (request) => {
+        const { task, entityTag } = await tasks.updateTask(pool, {
+          workspaceId: request.workspaceId,
+          id: request.id,
+          name: request.name,
+          listId: request.listId,
+          isCompleted: request.isCompleted,
+          statusId: request.statusId,
+          assigneeId: request.assigneeId,
+          clearAssignee: request.clearAssignee,
+          description: descriptionInput(request.description),
+          ifMatch: request.ifMatch,
+        });
+        return { task: taskMessage(task), entityTag };
+      },
       options,
     ),
     DeleteTask: unary(

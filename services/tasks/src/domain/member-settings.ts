@@ -131,7 +131,7 @@ async function unassignTasks(db: Queryable, workspaceId: string, userId: string)
     });
     const written = await writeTaskChanges(db, writes);
     // The rows are locked by this transaction: a write can only fail if something is badly wrong.
-    if (written.some((ok) => !ok)) throw new Error('a locked task changed while its assignee was being removed');
+    if (written.some((json) => json === null)) throw new Error('a locked task changed while its assignee was being removed');
     unassigned += writes.length;
   }
 }

@@ -48,6 +48,8 @@ export interface Project {
   name: string;
   description: string | null;
   taskPrefix: string;
+  /** Row version, bumped by every change (migration 011): its entity tag. */
+  version: string;
 }
 
 export interface Section {
@@ -55,6 +57,8 @@ export interface Section {
   name: string;
   order: number;
   projectId: string;
+  /** Row version, bumped by every change (migration 011): its entity tag. */
+  version: string;
 }
 
 export interface Label {

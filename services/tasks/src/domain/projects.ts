@@ -1,5 +1,7 @@
-import { forbidden, inTransaction, invalid, notFound, type Pool, type Queryable } from '@tws/common';
+import { DomainError, forbidden, inTransaction, invalid, notFound, type Pool, type Queryable } from '@tws/common';
 import {
+  getProject as getProjectRow,
+  getSection as getSectionRow,
   insertProject,
   insertSectionAtEnd,
   listProjects as listProjectRows,
@@ -8,12 +10,15 @@ import {
   prefixesLike,
   projectExists,
   updateProject as updateProjectRow,
+  sectionExists,
   updateSectionName,
+  type VersionCondition,
 } from '../store/projects.js';
 import { takeProjectSlot } from '../store/workspaces.js';
 import { deriveTaskPrefix, firstFreePrefix } from './identifiers.js';
 import { defaultSectionName, freePlanLimits, type Project, type Section } from './model.js';
-import { pathId, requiredText } from './validation.js';
+import { rowTagOf, versionsOfTags, type RowKind } from './row-tags.js';
+import { ifMatchTags, pathId, requiredText } from './validation.js';
 import { getWorkspace } from './workspaces.js';
 
 /** An optional project description: an empty string is stored as null (as for tasks). */
@@ -55,10 +60,48 @@ export async function createProject(
   });
 }
 
+/** The versions an If-Match names (null: no condition, as for no tags or `*`). */
+function conditionOf(kind: RowKind, tags: readonly string[] | undefined): VersionCondition {
+  const bounded = ifMatchTags(tags);
+  return bounded.length === 0 ? null : versionsOfTags(kind, bounded);
+}
+
+/** A conditional write wrote nothing: 404 when the row does not exist, else its If-Match failed. */
+async function notWritten(exists: () => Promise<boolean>, what: RowKind): Promise<never> {
+  if (!(await exists())) throw notFound(`${what} not found`);
+  throw new DomainError('aborted', `the ${what} changed since the If-Match entity tag was read; GET it again`);
+}
+
+export async function getProject(pool: Queryable, workspaceId: string, id: string): Promise<Project> {
+  const project = await getProjectRow(pool, pathId(workspaceId, 'workspace'), pathId(id, 'project'));
+  if (!project) throw notFound('project not found');
+  return project;
+}
+
+export async function getSection(pool: Queryable, workspaceId: string, id: string): Promise<Section> {
+  const section = await getSectionRow(pool, pathId(workspaceId, 'workspace'), pathId(id, 'section'));
+  if (!section) throw notFound('section not found');
+  return section;
+}
+
+export const projectTagOf = (project: Pick<Project, 'version'>): string => rowTagOf('project', project.version);
+export const sectionTagOf = (section: Pick<Section, 'version'>): string => rowTagOf('section', section.version);
+
+/**
+ * Changes a project; with `ifMatch` tags, only while it is at a version one of them names (checked in
+ * the writing statement), else ABORTED and nothing written. Returns its entity tag afterwards.
+ */
 export async function updateProject(
   pool: Queryable,
-  input: { workspaceId: string; id: string; name?: string | undefined; description?: string | undefined; clearDescription: boolean },
-): Promise<{ id: string }> {
+  input: {
+    workspaceId: string;
+    id: string;
+    name?: string | undefined;
+    description?: string | undefined;
+    clearDescription: boolean;
+    ifMatch?: readonly string[] | undefined;
+  },
+): Promise<{ id: string; entityTag: string }> {
   const workspaceId = pathId(input.workspaceId, 'workspace');
   const id = pathId(input.id, 'project');
   if (input.description !== undefined && input.clearDescription) {
@@ -69,8 +112,13 @@ export async function updateProject(
   if (input.clearDescription) changes.description = null;
   else if (input.description !== undefined) changes.description = optionalDescription(input.description) ?? null;
   if (Object.keys(changes).length === 0) throw invalid('no fields to update');
-  if (!(await updateProjectRow(pool, workspaceId, id, changes))) throw notFound('project not found');
-  return { id };
+  const versions = conditionOf('project', input.ifMatch);
+  const version = await updateProjectRow(pool, workspaceId, id, changes, versions);
+  if (version === null) {
+    if (versions === null) throw notFound('project not found');
+    return notWritten(() => projectExists(pool, workspaceId, id), 'project');
+  }
+  return { id, entityTag: rowTagOf('project', version) };
 }
 
 export async function listSections(pool: Queryable, workspaceId: string, projectId: string): Promise<Section[]> {
@@ -95,11 +143,17 @@ export async function createSection(
   });
 }
 
-export async function updateSection(pool: Queryable, input: { workspaceId: string; id: string; name: string }): Promise<Section> {
+/** Renames a section; `ifMatch` as for {@link updateProject}. */
+export async function updateSection(
+  pool: Queryable,
+  input: { workspaceId: string; id: string; name: string; ifMatch?: readonly string[] | undefined },
+): Promise<Section> {
   const workspaceId = pathId(input.workspaceId, 'workspace');
   const id = pathId(input.id, 'section');
   const name = requiredText(input.name, 'name', 200);
-  const section = await updateSectionName(pool, workspaceId, id, name);
-  if (!section) throw notFound('section not found');
-  return section;
+  const versions = conditionOf('section', input.ifMatch);
+  const section = await updateSectionName(pool, workspaceId, id, name, versions);
+  if (section) return section;
+  if (versions === null) throw notFound('section not found');
+  return notWritten(() => sectionExists(pool, workspaceId, id), 'section');
 }

@@ -8,7 +8,7 @@ import { resolveDescription, type DescriptionInput } from './description.js';
 import { isUuid } from './identifiers.js';
 import type { Task } from './model.js';
 import { hasAnyField, planTaskUpdate, type ResolvedUpdate, type TaskState, type UpdatePlan } from './task-update.js';
-import { pathId, requiredText } from './validation.js';
+import { ifMatchTags, pathId, requiredText } from './validation.js';
 import { readInBatch, writeInBatch } from './write-batches.js';
 
 export interface UpdateTaskInput {
@@ -25,20 +25,32 @@ export interface UpdateTaskInput {
   ifMatch?: readonly string[] | undefined;
 }
 
-/** Most `ifMatch` tags taken, and the longest (the gateway bounds the header tighter). */
-const maxIfMatchTags = 64;
-const maxTagLength = 256;
+/** A PATCH's outcome: the task afterwards and its entity tag (the ETag GET /v1/tasks/:id gives it). */
+export interface TaskUpdate {
+  task: Task;
+  entityTag: string;
+}
+
+const tagOfJson = (json: string): string => entityTagOf(Buffer.from(json, 'utf8'));
+
+/** The entity tag of the task's single-task JSON rendered now (the caller holds its row lock). */
+async function currentTag(db: Queryable, workspaceId: string, id: string): Promise<string> {
+  const [json] = await renderTasks(db, [{ workspaceId, id }]);
+  if (json === null || json === undefined) throw notFound('task not found');
+  return tagOfJson(json);
+}
 
 /**
  * Throws ABORTED unless the task's single-task JSON, rendered now (the caller holds its row lock, so
  * no other PATCH can change it before the commit), has one of `tags`: the If-Match check of a PATCH.
+ * Returns the current tag.
  */
-async function checkIfMatch(db: Queryable, workspaceId: string, id: string, tags: readonly string[]): Promise<void> {
-  const [json] = await renderTasks(db, [{ workspaceId, id }]);
-  if (json === null || json === undefined) throw notFound('task not found');
-  if (!tags.includes(entityTagOf(Buffer.from(json, 'utf8')))) {
+async function checkIfMatch(db: Queryable, workspaceId: string, id: string, tags: readonly string[]): Promise<string> {
+  const tag = await currentTag(db, workspaceId, id);
+  if (!tags.includes(tag)) {
     throw new DomainError('aborted', 'the task changed since the If-Match entity tag was read; GET it again');
   }
+  return tag;
 }
 
 /** A sent reference id in lower case; null when it is not a UUID (it then matches no row). */
@@ -77,13 +89,16 @@ function planChange(read: TaskForChange, input: UpdateTaskInput, fields: Resolve
   return planTaskUpdate(state, update, () => read.systemStatusId!);
 }
 
-/** Writes the planned change and its event if the row is still as read; the task afterwards, or null. */
+/**
+ * Writes the planned change and its event if the row is still as read; the task afterwards with the
+ * tag of the JSON the write rendered of it (so the tag is of this very version), or null.
+ */
 async function applyChange(
-  write: (change: TaskWrite) => Promise<boolean>,
+  write: (change: TaskWrite) => Promise<string | null>,
   read: TaskForChange,
   plan: UpdatePlan,
   position: number,
-): Promise<Task | null> {
+): Promise<TaskUpdate | null> {
   const updated: Task = { ...read.task, ...plan.next, order: position };
   const { eventId, event, requestId } = buildTaskEvent(plan.event!, updated);
   const written = await write({
@@ -103,7 +118,7 @@ async function applyChange(
     event,
     requestId,
   });
-  return written ? updated : null;
+  return written === null ? null : { task: updated, entityTag: tagOfJson(written) };
 }
 
 /**
@@ -117,8 +132,10 @@ async function applyChange(
  * changed concurrently takes the locked path: row lock, then section lock. So does a PATCH with
  * `ifMatch`: the tag is checked against the task rendered under the row lock, then written in the
  * same transaction, so of concurrent PATCHes sending the same current tag exactly one applies.
+ * The entity tag returned is of the JSON the write rendered in its RETURNING (no extra round trip);
+ * a no-op renders it under the row lock (the locked path), so it is never the tag of a later version.
  */
-export async function updateTask(pool: Pool, input: UpdateTaskInput): Promise<Task> {
+export async function updateTask(pool: Pool, input: UpdateTaskInput): Promise<TaskUpdate> {
   const workspaceId = pathId(input.workspaceId, 'workspace');
   const id = pathId(input.id, 'task');
   if (input.assigneeId !== undefined && input.clearAssignee) throw invalid('assigneeId and clearAssignee cannot both be set');
@@ -131,10 +148,7 @@ export async function updateTask(pool: Pool, input: UpdateTaskInput): Promise<Ta
   const anySent =
     hasAnyField(fields) || input.listId !== undefined || input.statusId !== undefined || input.assigneeId !== undefined;
   if (!anySent) throw invalid('no fields to update');
-  const ifMatch = input.ifMatch ?? [];
-  if (ifMatch.length > maxIfMatchTags || ifMatch.some((tag) => tag.length > maxTagLength)) {
-    throw invalid(`ifMatch takes at most ${maxIfMatchTags} tags of at most ${maxTagLength} characters`);
-  }
+  const ifMatch = ifMatchTags(input.ifMatch);
   const refs: ChangeReferences = {
     statusId: lookupId(input.statusId),
     listId: lookupId(input.listId),
@@ -150,18 +164,17 @@ export async function updateTask(pool: Pool, input: UpdateTaskInput): Promise<Ta
   // A conditional PATCH takes the locked path at once: its check and its write share the row lock.
   if (ifMatch.length === 0) {
     const first = planOn(await readInBatch(pool, { workspaceId, id, refs }));
-    if (first.plan.event === null) return first.current.task;
-    if (first.plan.next.listId === first.current.task.listId) {
+    if (first.plan.event !== null && first.plan.next.listId === first.current.task.listId) {
       const updated = await applyChange((change) => writeInBatch(pool, change), first.current, first.plan, first.current.task.order);
       if (updated) return updated;
     }
   }
   return inTransaction(pool, async (db) => {
     const read = await readTaskForChange(db, workspaceId, id, refs, true);
-    if (read !== null && ifMatch.length > 0) await checkIfMatch(db, workspaceId, id, ifMatch);
+    const checked = read !== null && ifMatch.length > 0 ? await checkIfMatch(db, workspaceId, id, ifMatch) : null;
     const locked = planOn(read);
     const { current } = locked;
-    if (locked.plan.event === null) return current.task;
+    if (locked.plan.event === null) return { task: current.task, entityTag: checked ?? (await currentTag(db, workspaceId, id)) };
     let position = current.task.order;
     if (locked.plan.next.listId !== current.task.listId) {
       // A moved task goes to the end of its new section.

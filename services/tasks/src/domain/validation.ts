@@ -19,3 +19,16 @@ export function referenceId(value: string, field: string, problem: string): stri
   if (!isUuid(value)) throw invalid(`${field} ${problem}`);
   return value.toLowerCase();
 }
+
+/** Most If-Match tags taken, and the longest (the gateway bounds the header tighter). */
+const maxIfMatchTags = 64;
+const maxTagLength = 256;
+
+/** The If-Match tags of a conditional write, bounded in count and length ([]: no condition). */
+export function ifMatchTags(tags: readonly string[] | undefined): readonly string[] {
+  const list = tags ?? [];
+  if (list.length > maxIfMatchTags || list.some((tag) => tag.length > maxTagLength)) {
+    throw invalid(`ifMatch takes at most ${maxIfMatchTags} tags of at most ${maxTagLength} characters`);
+  }
+  return list;
+}

@@ -18,7 +18,7 @@ interface Read {
 interface Batchers {
   creations: KeyedBatcher<Creation, CreateOutcome>;
   reads: KeyedBatcher<Read, TaskForChange | null>;
-  writes: KeyedBatcher<TaskWrite, boolean>;
+  writes: KeyedBatcher<TaskWrite, string | null>;
 }
 
 const perPool = new WeakMap<Pool, Batchers>();
@@ -38,7 +38,7 @@ function batchersOf(pool: Pool): Batchers {
       reads: new KeyedBatcher((_key, reads) => readTasksForChange(pool, reads[0]!.workspaceId, reads)),
       // A failed shared statement (one bad row, or the database gone) counts as "not written" for all
       // of its writes: each caller then retries on its own, locked path, which reports its own error.
-      writes: new KeyedBatcher((_key, writes) => writeTaskChanges(pool, writes).catch(() => writes.map(() => false))),
+      writes: new KeyedBatcher((_key, writes) => writeTaskChanges(pool, writes).catch(() => writes.map(() => null))),
     };
     perPool.set(pool, batchers);
   }
@@ -61,8 +61,9 @@ export function readInBatch(pool: Pool, read: Read): Promise<TaskForChange | nul
 
 /**
  * The optimistic write of a PATCH (task and event, if the row is still at the version read);
- * concurrent writes in one workspace share one statement and commit. False when it was not written.
+ * concurrent writes in one workspace share one statement and commit. The task's single-task JSON as
+ * written, or null when it was not written.
  */
-export function writeInBatch(pool: Pool, write: TaskWrite): Promise<boolean> {
+export function writeInBatch(pool: Pool, write: TaskWrite): Promise<string | null> {
   return batchersOf(pool).writes.submit(write.workspaceId, write);
 }

@@ -6,6 +6,7 @@ interface ProjectRow {
   name: string;
   description: string | null;
   task_prefix: string;
+  version: string;
 }
 
 interface SectionRow {
@@ -13,6 +14,7 @@ interface SectionRow {
   name: string;
   position: number;
   project_id: string;
+  version: string;
 }
 
 const toProject = (row: ProjectRow): Project => ({
@@ -20,6 +22,7 @@ const toProject = (row: ProjectRow): Project => ({
   name: row.name,
   description: row.description,
   taskPrefix: row.task_prefix,
+  version: row.version,
 });
 
 const toSection = (row: SectionRow): Section => ({
@@ -27,9 +30,10 @@ const toSection = (row: SectionRow): Section => ({
   name: row.name,
   order: row.position,
   projectId: row.project_id,
+  version: row.version,
 });
 
-const projectColumns = 'id, name, description, task_prefix';
+const projectColumns = 'id, name, description, task_prefix, version::text AS version';
 
 export async function listProjects(db: Queryable, workspaceId: string): Promise<Project[]> {
   const { rows } = await db.query<ProjectRow>({
@@ -78,18 +82,31 @@ export async function insertProject(
   return rows[0]!.id;
 }
 
-/** Changes name and/or description (`undefined` = unchanged); false when there is no such project. */
+/**
+ * `versions` of an If-Match: the row is written only while at one of them (null: unconditional).
+ * The condition is in the UPDATE's WHERE, which Postgres re-checks on the locked row when another
+ * statement changed it meanwhile: of concurrent writes naming one version, exactly one applies.
+ */
+export type VersionCondition = readonly string[] | null;
+
+/**
+ * Changes name and/or description (`undefined` = unchanged) and bumps the version; the new version,
+ * or null when there is no such project or it is not at a version of `versions` (nothing written).
+ */
 export async function updateProject(
   db: Queryable,
   workspaceId: string,
   id: string,
   changes: { name?: string; description?: string | null },
-): Promise<boolean> {
-  const { rowCount } = await db.query(
+  versions: VersionCondition,
+): Promise<string | null> {
+  const { rows } = await db.query<{ version: string }>(
     `UPDATE projects SET
        name = CASE WHEN $3 THEN $4 ELSE name END,
-       description = CASE WHEN $5 THEN $6 ELSE description END
-     WHERE workspace_id = $1 AND id = $2`,
+       description = CASE WHEN $5 THEN $6 ELSE description END,
+       version = version + 1
+     WHERE workspace_id = $1 AND id = $2 AND ($7::bigint[] IS NULL OR version = ANY($7::bigint[]))
+     RETURNING version::text AS version`,
     [
       workspaceId,
       id,
@@ -97,12 +114,22 @@ export async function updateProject(
       changes.name ?? null,
       changes.description !== undefined,
       changes.description ?? null,
+      versions,
     ],
   );
-  return rowCount === 1;
+  return rows[0]?.version ?? null;
 }
 
-const sectionColumns = 'id, name, position, project_id';
+export async function getProject(db: Queryable, workspaceId: string, id: string): Promise<Project | null> {
+  const { rows } = await db.query<ProjectRow>({
+    name: 'tasks-get-project',
+    text: `SELECT ${projectColumns} FROM projects WHERE workspace_id = $1 AND id = $2`,
+    values: [workspaceId, id],
+  });
+  return rows[0] ? toProject(rows[0]) : null;
+}
+
+const sectionColumns = 'id, name, position, project_id, version::text AS version';
 
 export async function listSections(db: Queryable, workspaceId: string, projectId: string): Promise<Section[]> {
   const { rows } = await db.query<SectionRow>({
@@ -127,11 +154,34 @@ export async function insertSectionAtEnd(
   return rows[0]!.id;
 }
 
-export async function updateSectionName(db: Queryable, workspaceId: string, id: string, name: string): Promise<Section | null> {
+/** Renames a section and bumps its version; null when there is none or it is not at one of `versions`. */
+export async function updateSectionName(
+  db: Queryable,
+  workspaceId: string,
+  id: string,
+  name: string,
+  versions: VersionCondition,
+): Promise<Section | null> {
   const { rows } = await db.query<SectionRow>(
-    `UPDATE sections SET name = $3 WHERE workspace_id = $1 AND id = $2 RETURNING ${sectionColumns}`,
-    [workspaceId, id, name],
+    `UPDATE sections SET name = $3, version = version + 1
+     WHERE workspace_id = $1 AND id = $2 AND ($4::bigint[] IS NULL OR version = ANY($4::bigint[]))
+     RETURNING ${sectionColumns}`,
+    [workspaceId, id, name, versions],
   );
+  return rows[0] ? toSection(rows[0]) : null;
+}
+
+export async function sectionExists(db: Queryable, workspaceId: string, id: string): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM sections WHERE workspace_id = $1 AND id = $2', [workspaceId, id]);
+  return rowCount === 1;
+}
+
+export async function getSection(db: Queryable, workspaceId: string, id: string): Promise<Section | null> {
+  const { rows } = await db.query<SectionRow>({
+    name: 'tasks-get-section',
+    text: `SELECT ${sectionColumns} FROM sections WHERE workspace_id = $1 AND id = $2`,
+    values: [workspaceId, id],
+  });
   return rows[0] ? toSection(rows[0]) : null;
 }
 

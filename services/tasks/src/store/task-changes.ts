@@ -1,4 +1,5 @@
 import type { RichTextNodes, SystemType, Task } from '../domain/model.js';
+import { singleTaskJsonOfT } from './task-json.js';
 import { taskColumns, taskOfRow, type TaskRow } from './task-row.js';
 import type { TaskEvent } from '@tws/contracts';
 import type { Queryable } from '@tws/common';
@@ -139,21 +140,25 @@ function descriptionJson(change: TaskChange): string | null {
 }
 
 /**
- * Writes a task's new state and its event in one statement, only if the row is still at `version`;
- * false when it is not (someone changed the task since it was read: nothing was written).
+ * Writes a task's new state and its event in one statement, only if the row is still at `version`:
+ * the task's single-task JSON as written (singleTaskJsonOfT), or null when it is not at that version
+ * (someone changed the task since it was read: nothing was written).
  */
-export async function writeTaskChange(db: Queryable, write: TaskWrite): Promise<boolean> {
+export async function writeTaskChange(db: Queryable, write: TaskWrite): Promise<string | null> {
   const { change, event } = write;
-  const { rowCount } = await db.query({
+  const { rows } = await db.query<{ json: string }>({
     name: 'tasks-write-task-change',
     text: `WITH changed AS (
-             UPDATE tasks SET name = $3, section_id = $4, position = $5, is_completed = $6, status_id = $7, assignee_id = $8,
-               description = CASE WHEN $9 THEN $10::jsonb ELSE description END, updated_at = now()
-             WHERE id = $1 AND workspace_id = $14 AND xmin = $2::xid
-             RETURNING id
+             UPDATE tasks t SET name = $3, section_id = $4, position = $5, is_completed = $6, status_id = $7, assignee_id = $8,
+               description = CASE WHEN $9 THEN $10::jsonb ELSE t.description END, updated_at = now()
+             WHERE t.id = $1 AND t.workspace_id = $14 AND t.xmin = $2::xid
+             RETURNING t.id, ${singleTaskJsonOfT} AS json
+           ),
+           events AS (
+             INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, workspace_id, created_at, request_id)
+             SELECT $11, 'task', changed.id::text, $12, $13::jsonb, $14, $15, $16 FROM changed
            )
-           INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, workspace_id, created_at, request_id)
-           SELECT $11, 'task', changed.id::text, $12, $13::jsonb, $14, $15, $16 FROM changed`,
+           SELECT json FROM changed`,
     values: [
       write.id,
       write.version,
@@ -173,7 +178,7 @@ export async function writeTaskChange(db: Queryable, write: TaskWrite): Promise<
       write.requestId,
     ],
   });
-  return rowCount === 1;
+  return rows[0]?.json ?? null;
 }
 
 /**
@@ -181,7 +186,7 @@ export async function writeTaskChange(db: Queryable, write: TaskWrite): Promise<
  * order. A second write of the same task in one call is not attempted (false): it was planned on the
  * same or an older version than the first.
  */
-export async function writeTaskChanges(db: Queryable, writes: TaskWrite[]): Promise<boolean[]> {
+export async function writeTaskChanges(db: Queryable, writes: TaskWrite[]): Promise<Array<string | null>> {
   const sent: TaskWrite[] = [];
   const seen = new Set<string>();
   for (const write of writes) {
@@ -192,7 +197,7 @@ export async function writeTaskChanges(db: Queryable, writes: TaskWrite[]): Prom
   // Rows in id order, so two such statements (of two replicas) lock shared rows in the same order.
   sent.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const column = <T>(pick: (write: TaskWrite) => T): T[] => sent.map(pick);
-  const { rows } = await db.query<{ id: string }>({
+  const { rows } = await db.query<{ id: string; json: string }>({
     name: 'tasks-write-task-changes',
     text: `WITH input AS (
              SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::uuid[], $6::int[], $7::bool[], $8::uuid[],
@@ -206,14 +211,14 @@ export async function writeTaskChanges(db: Queryable, writes: TaskWrite[]): Prom
                description = CASE WHEN c.description_changed THEN c.description ELSE t.description END, updated_at = now()
              FROM input c
              WHERE t.id = c.id AND t.workspace_id = c.workspace_id AND t.xmin = c.version::xid
-             RETURNING t.id
+             RETURNING t.id, ${singleTaskJsonOfT} AS json
            ),
            events AS (
              INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, workspace_id, created_at, request_id)
              SELECT c.event_id, 'task', c.id::text, c.kind, c.payload, c.workspace_id, c.event_created_at, c.request_id
              FROM input c JOIN changed USING (id)
            )
-           SELECT id FROM changed`,
+           SELECT id, json FROM changed`,
     values: [
       column((write) => write.id),
       column((write) => write.workspaceId),
@@ -233,8 +238,8 @@ export async function writeTaskChanges(db: Queryable, writes: TaskWrite[]): Prom
       column((write) => write.requestId),
     ],
   });
-  const written = new Set(rows.map((row) => row.id));
-  return writes.map((write) => sent.includes(write) && written.has(write.id));
+  const written = new Map(rows.map((row) => [row.id, row.json]));
+  return writes.map((write) => (sent.includes(write) ? (written.get(write.id) ?? null) : null));
 }
 
 /**

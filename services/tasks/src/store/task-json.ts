@@ -24,6 +24,14 @@ const labelsOfTask = `coalesce((
           FROM task_labels tl JOIN labels l ON l.id = tl.label_id WHERE tl.task_id = t.id) label
   ), '[]'::json)`;
 
+const singleTaskFields = `${commonFields}, ${createdAt} AS "createdAt", t.project_id AS "projectId", ${labelsOfTask} AS "labels"`;
+
+/**
+ * The single-task JSON of the row `t` as an expression: a write's RETURNING renders the task as it
+ * left it with this, byte for byte what renderTasks (GET /v1/tasks/:id) would send of that version.
+ */
+export const singleTaskJsonOfT = `(SELECT row_to_json(v)::text FROM (SELECT ${singleTaskFields}) v)`;
+
 export interface TaskRef {
   workspaceId: string;
   id: string;
@@ -46,8 +54,7 @@ export async function renderTasks(db: Queryable, refs: readonly TaskRef[]): Prom
                         sum(octet_length(t.list_json)) OVER (ORDER BY ref.ord) - octet_length(t.list_json) AS bytes_before
                  FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS ref (workspace_id, id, ord)
                    JOIN tasks t ON t.workspace_id = ref.workspace_id AND t.id = ref.id) t,
-             LATERAL (SELECT ${commonFields}, ${createdAt} AS "createdAt", t.project_id AS "projectId",
-                             ${labelsOfTask} AS "labels") v`,
+             LATERAL (SELECT ${singleTaskFields}) v`,
     values: [refs.map((ref) => ref.workspaceId), refs.map((ref) => ref.id), tasksAnswerBytes],
   });
   const rendered: Array<string | null | undefined> = refs.map(() => null);

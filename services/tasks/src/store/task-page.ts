@@ -6,6 +6,7 @@ interface TaskByNumberRow extends TaskRow {
   project_name: string;
   project_description: string | null;
   task_prefix: string;
+  project_version: string;
 }
 
 /**
@@ -19,7 +20,7 @@ export async function readTaskByNumber(
   const { rows } = await db.query<TaskByNumberRow>({
     name: 'tasks-read-task-by-number',
     text: `SELECT ${taskColumns},
-             p.name AS project_name, p.description AS project_description, p.task_prefix
+             p.name AS project_name, p.description AS project_description, p.task_prefix, p.version::text AS project_version
            FROM members m
            JOIN projects p ON p.workspace_id = m.workspace_id AND p.task_prefix = $3
            JOIN tasks t ON t.project_id = p.id AND t.number = $4
@@ -30,6 +31,6 @@ export async function readTaskByNumber(
   if (!row) return null;
   return {
     task: taskOfRow(row),
-    project: { id: row.project_id, name: row.project_name, description: row.project_description, taskPrefix: row.task_prefix },
+    project: { id: row.project_id, name: row.project_name, description: row.project_description, taskPrefix: row.task_prefix, version: row.project_version },
   };
 }

@@ -6,12 +6,16 @@ import { HttpError } from '../../plugins/errors.js';
 import { sendRenderedJson } from './rendered-json.js';
 
 /*
- * Conditional requests on tasks (RFC 9110 §13). GET /v1/tasks/:id is tagged with a SHA-1 of the bytes
+ * Conditional requests (RFC 9110 §13) on tasks, projects and sections. GET /v1/tasks/:id is tagged with a SHA-1 of the bytes
  * it sends (entityTagOf): the body already is the rendered JSON, hashing a few KB costs microseconds,
  * and the tag then changes exactly when the bytes do (labels included, which live in other rows than
  * the task's). A task list is tagged with the project's list version (`"l<version>"`): it is known
  * before the (possibly streamed, paged) body, and lets a current client be answered 304 without the
  * list being rendered at all.
+ *
+ * Projects and sections: one is tagged with its row version as the tasks service gives it
+ * (`entityTag`, `"p<version>"` / `"s<version>"`), which it checks If-Match against in the UPDATE that
+ * writes; their lists (small, one message) with a hash of the bytes sent, like a task.
  */
 
 /** Longest conditional header read (64 tags of ~30 characters fit easily). */
@@ -59,6 +63,16 @@ export function listVersionOf(condition: EntityTagCondition | undefined): string
 }
 
 export const listTagOf = (version: string): string => `"l${version}"`;
+
+/**
+ * `value` rendered as the route's serializer would (zod encode, then JSON), for a route that tags
+ * the bytes it sends (projects, sections). A value the schema refuses is a bug here: a 500.
+ */
+export function renderJson<Schema extends z.ZodType>(schema: Schema, value: z.output<Schema>, what: string): Buffer {
+  const encoded = z.safeEncode(schema, value);
+  if (!encoded.success) throw new Error(`${what} does not match its response schema`, { cause: encoded.error });
+  return Buffer.from(JSON.stringify(encoded.data), 'utf8');
+}
 
 /** Sends `json` with its ETag, or 304 (the ETag, no body) when If-None-Match names the current tag. */
 export function sendTagged(

@@ -161,14 +161,15 @@ const taskRoutes: FastifyPluginAsyncZod = async (app) => {
         description:
           '`isCompleted` and `statusId` are kept in step; sending both with values that disagree gives 400. ' +
           'Setting a custom status (systemType null) makes the task not completed. ' +
-          'With `If-Match` (the `ETag` of GET /v1/tasks/:id), the change applies only if the task is still as read: else 412 and nothing is written.',
+          'With `If-Match` (the `ETag` of GET /v1/tasks/:id), the change applies only if the task is still as read: else 412 and nothing is written. ' +
+          'The answer carries the task\'s new `ETag` (as GET /v1/tasks/:id would send it).',
         params: z.object({ id: PathId }),
         headers: z.looseObject({ 'if-match': IfMatch }),
         body: UpdateTaskBody,
         response: { 200: Task.describe('The updated task'), ...errorResponses(400, 401, 403, 404, 412, 413, 415, 429) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const ifMatch = ifMatchTags(conditionOf(request.headers['if-match'], 'if-match'));
       assertPathId(request.params.id, 'task');
       const { name, listId, isCompleted, statusId, assigneeId, description } = request.body;
@@ -181,7 +182,8 @@ const taskRoutes: FastifyPluginAsyncZod = async (app) => {
       if (assigneeId === null) change.clearAssignee = true;
       else if (assigneeId !== undefined) change.assigneeId = assigneeId;
       if (description !== undefined) change.description = descriptionChange(description);
-      const { task } = await app.tasksApi.UpdateTask(change);
+      const { task, entityTag } = await app.tasksApi.UpdateTask(change);
+      if (entityTag !== '') reply.header('etag', entityTag);
       return toTask(task);
     },
   );
