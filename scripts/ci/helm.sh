@@ -105,7 +105,7 @@ done
 
 step "promtool: alerts (rules file, unit tests, PrometheusRule as rendered), dashboard queries, runbooks"
 promtool check rules deploy/prometheus/alerts.yaml
-promtool test rules deploy/prometheus/alerts.test.yaml
+promtool test rules deploy/prometheus/*.test.yaml
 for name in production-values options-values; do
   "$PY" deploy/helm/tools/ci_checks.py prometheusrule "$OUT/$name.yaml" "$OUT/$name.rules.yaml"
   promtool check rules "$OUT/$name.rules.yaml"
