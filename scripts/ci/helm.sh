@@ -35,6 +35,10 @@ step "alerts: the chart's copy is deploy/prometheus/alerts.yaml"
 cmp -s deploy/prometheus/alerts.yaml "$CHART/files/alerts.yaml" ||
   fail "$CHART/files/alerts.yaml differs from deploy/prometheus/alerts.yaml: cp deploy/prometheus/alerts.yaml $CHART/files/alerts.yaml"
 
+step "dashboard: the chart's copy is deploy/grafana/task-workspace.json"
+cmp -s deploy/grafana/task-workspace.json "$CHART/files/task-workspace.json" ||
+  fail "$CHART/files/task-workspace.json differs from deploy/grafana/task-workspace.json: cp deploy/grafana/task-workspace.json $CHART/files/task-workspace.json"
+
 values_files=("$CHART"/ci/*-values.yaml)
 
 step "helm lint --strict (defaults, ${values_files[*]##*/})"
@@ -80,13 +84,13 @@ expect_rejected "schema: web client authentication method" "${web_on[@]}" --set 
 
 step "kinds and security rules of the rendered manifests"
 "$PY" deploy/helm/tools/ci_checks.py kinds "$OUT/defaults.yaml" Deployment=4 Service=7 PodDisruptionBudget=4 \
-  HorizontalPodAutoscaler=4 NetworkPolicy=4 Job=1 ServiceAccount=1 Ingress=0 ServiceMonitor=0 PrometheusRule=0
+  HorizontalPodAutoscaler=4 NetworkPolicy=4 Job=1 ServiceAccount=1 Ingress=0 ServiceMonitor=0 PrometheusRule=0 ConfigMap=1
 # The ci/*-values.yaml files enable the app (web, off by default): its Deployment, Service, PDB, HPA,
 # Ingress, NetworkPolicy and ServiceMonitor come on top of the four services'.
 "$PY" deploy/helm/tools/ci_checks.py kinds "$OUT/production-values.yaml" Deployment=5 Service=8 Ingress=2 \
-  NetworkPolicy=5 HorizontalPodAutoscaler=5 PodDisruptionBudget=5 Job=1 ServiceMonitor=2 PrometheusRule=1
+  NetworkPolicy=5 HorizontalPodAutoscaler=5 PodDisruptionBudget=5 Job=1 ServiceMonitor=2 PrometheusRule=1 ConfigMap=1
 "$PY" deploy/helm/tools/ci_checks.py kinds "$OUT/options-values.yaml" Deployment=5 Service=8 HorizontalPodAutoscaler=0 \
-  NetworkPolicy=0 PodDisruptionBudget=4 ServiceAccount=0 Ingress=1 ServiceMonitor=2
+  NetworkPolicy=0 PodDisruptionBudget=4 ServiceAccount=0 Ingress=1 ServiceMonitor=2 ConfigMap=0
 for rendered in "$OUT"/*.yaml; do
   "$PY" deploy/helm/tools/ci_checks.py security "$rendered"
 done
