@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { createWorkspace } from '../support/admin.js';
+import { createProject, createTask, keyOf, pollUntil } from '../support/fixtures.js';
 
 /**
  * The metrics every service exposes are what Prometheus, the alerts (deploy/prometheus/alerts.yaml)
@@ -180,6 +182,19 @@ describe('Prometheus metrics of every service', () => {
     expect(headBucket.map((line) => Number(line.split(' ').at(-1)))).toEqual([expect.any(Number)]);
     expect(Number(headBucket[0]!.split(' ').at(-1))).toBeGreaterThan(0);
     expect(families(expositions.get('attachments')!).get('s3_request_errors_total')).toBe('counter');
+  });
+
+  it('a task change is produced to Kafka by the relay and timed: kafka_produce_duration_seconds{topic="task-events.v1",outcome="ok"} grows', async () => {
+    const producedOk = (text: string): number =>
+      samples(text)
+        .filter((line) => line.startsWith('kafka_produce_duration_seconds_count{') && line.includes('topic="task-events.v1"') && line.includes('outcome="ok"'))
+        .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
+    const before = producedOk(await scrape('tasks'));
+    const key = keyOf(await createWorkspace());
+    const project = await createProject(key);
+    await createTask(key, { projectId: project.id, listId: project.defaultListId });
+    const after = await pollUntil(async () => producedOk(await scrape('tasks')), (count) => count > before, { timeoutMs: 15_000, intervalMs: 200 });
+    expect(after).toBeGreaterThan(before);
   });
 
   it('every metric the alerts and the dashboard query is exposed by the service they name', () => {
