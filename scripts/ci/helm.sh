@@ -39,6 +39,10 @@ step "alerts: the chart's copy is deploy/prometheus/alerts.yaml"
 cmp -s deploy/prometheus/alerts.yaml "$CHART/files/alerts.yaml" ||
   fail "$CHART/files/alerts.yaml differs from deploy/prometheus/alerts.yaml: cp deploy/prometheus/alerts.yaml $CHART/files/alerts.yaml"
 
+step "dashboard: the chart's copy is deploy/grafana/task-workspace.json"
+cmp -s deploy/grafana/task-workspace.json "$CHART/files/task-workspace.json" ||
+  fail "$CHART/files/task-workspace.json differs from deploy/grafana/task-workspace.json: cp deploy/grafana/task-workspace.json $CHART/files/task-workspace.json"
+
 # The ci/*-values.yaml files (production-values.yaml is the production example the README points to)
 # and the evaluation install. The chart has no default registry: the ci files name theirs, as every
 # install must; "defaults" and the evaluation values (published with the chart, which then has its
@@ -123,17 +127,17 @@ expect_rejected "schema: web client authentication method" "${web_on[@]}" --set 
 
 step "kinds and security rules of the rendered manifests"
 "$PY" deploy/helm/tools/ci_checks.py kinds "$OUT/defaults.yaml" Deployment=4 Service=7 PodDisruptionBudget=4 \
-  HorizontalPodAutoscaler=4 NetworkPolicy=4 Job=1 ServiceAccount=1 Ingress=0 ServiceMonitor=0 PrometheusRule=0
+  HorizontalPodAutoscaler=4 NetworkPolicy=4 Job=1 ServiceAccount=1 Ingress=0 ServiceMonitor=0 PrometheusRule=0 ConfigMap=1
 # The ci/*-values.yaml files enable the app (web, off by default): its Deployment, Service, PDB, HPA,
 # Ingress, NetworkPolicy and ServiceMonitor come on top of the four services'.
 "$PY" deploy/helm/tools/ci_checks.py kinds "$OUT/production-values.yaml" Deployment=5 Service=8 Ingress=2 \
-  NetworkPolicy=5 HorizontalPodAutoscaler=5 PodDisruptionBudget=5 Job=1 ServiceMonitor=2 PrometheusRule=1
+  NetworkPolicy=5 HorizontalPodAutoscaler=5 PodDisruptionBudget=5 Job=1 ServiceMonitor=2 PrometheusRule=1 ConfigMap=1
 # The evaluation install: the four services once each (no HPA, no PDB), PostgreSQL, Kafka and MinIO as
 # StatefulSets with their Services, the Kafka ConfigMap and the one generated Secret.
 "$PY" deploy/helm/tools/ci_checks.py kinds "$OUT/values-evaluation.yaml" Deployment=4 StatefulSet=3 Service=10 \
-  Secret=1 ConfigMap=1 HorizontalPodAutoscaler=0 PodDisruptionBudget=0 NetworkPolicy=4 Job=1
+  Secret=1 ConfigMap=2 HorizontalPodAutoscaler=0 PodDisruptionBudget=0 NetworkPolicy=4 Job=1
 "$PY" deploy/helm/tools/ci_checks.py kinds "$OUT/options-values.yaml" Deployment=5 Service=8 HorizontalPodAutoscaler=0 \
-  NetworkPolicy=0 PodDisruptionBudget=4 ServiceAccount=0 Ingress=1 ServiceMonitor=2
+  NetworkPolicy=0 PodDisruptionBudget=4 ServiceAccount=0 Ingress=1 ServiceMonitor=2 ConfigMap=0
 for rendered in "$OUT"/*.yaml; do
   "$PY" deploy/helm/tools/ci_checks.py security "$rendered"
 done
@@ -152,7 +156,7 @@ done
 
 step "promtool: alerts (rules file, unit tests, PrometheusRule as rendered), dashboard queries, runbooks"
 promtool check rules deploy/prometheus/alerts.yaml
-promtool test rules deploy/prometheus/alerts.test.yaml
+promtool test rules deploy/prometheus/*.test.yaml
 for name in production-values options-values; do
   "$PY" deploy/helm/tools/ci_checks.py prometheusrule "$OUT/$name.yaml" "$OUT/$name.rules.yaml"
   promtool check rules "$OUT/$name.rules.yaml"

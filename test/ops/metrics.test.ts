@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { createWorkspace } from '../support/admin.js';
+import { createProject, createTask, keyOf, pollUntil } from '../support/fixtures.js';
 
 /**
  * The metrics every service exposes are what Prometheus, the alerts (deploy/prometheus/alerts.yaml)
@@ -155,6 +157,46 @@ describe('Prometheus metrics of every service', () => {
     expect(routes.has('/healthz')).toBe(true);
   });
 
+  it('platform metrics: build info everywhere, pool gauges per pool, Kafka produce where services produce, S3 calls in attachments', () => {
+    const version = (JSON.parse(readFileSync(path.join(repoRoot, 'services/tasks/package.json'), 'utf8')) as { version: string }).version;
+    for (const name of serviceNames) {
+      const text = expositions.get(name)!;
+      expect(text, `${name} build info`).toMatch(new RegExp(`^task_workspace_build_info\\{version="[^"]+",revision="[^"]+",service="${name}"\\} 1$`, 'm'));
+    }
+    expect(expositions.get('tasks')).toContain(`task_workspace_build_info{version="${version}",`);
+    for (const name of ['tasks', 'attachments', 'webhooks'] as const) {
+      const text = expositions.get(name)!;
+      for (const gauge of ['pg_pool_connections', 'pg_pool_idle_connections', 'pg_pool_waiting_clients']) {
+        expect(text, `${name} ${gauge}`).toMatch(new RegExp(`^${gauge}\\{pool="${name}",service="${name}"\\} \\d+$`, 'm'));
+      }
+      expect(text).toMatch(new RegExp(`^pg_pool_max_connections\\{pool="${name}",service="${name}"\\} [1-9]\\d*$`, 'm'));
+    }
+    for (const name of ['tasks', 'webhooks'] as const) {
+      expect(families(expositions.get(name)!).get('kafka_produce_duration_seconds'), `${name} produce latency`).toBe('histogram');
+      expect(families(expositions.get(name)!).get('kafka_produce_errors_total'), `${name} produce errors`).toBe('counter');
+    }
+    // The attachments service checks its bucket at start: at least that call is timed.
+    const headBucket = samples(expositions.get('attachments')!).filter(
+      (line) => line.startsWith('s3_request_duration_seconds_count{') && line.includes('operation="HeadBucket"') && line.includes('outcome="ok"'),
+    );
+    expect(headBucket.map((line) => Number(line.split(' ').at(-1)))).toEqual([expect.any(Number)]);
+    expect(Number(headBucket[0]!.split(' ').at(-1))).toBeGreaterThan(0);
+    expect(families(expositions.get('attachments')!).get('s3_request_errors_total')).toBe('counter');
+  });
+
+  it('a task change is produced to Kafka by the relay and timed: kafka_produce_duration_seconds{topic="task-events.v1",outcome="ok"} grows', async () => {
+    const producedOk = (text: string): number =>
+      samples(text)
+        .filter((line) => line.startsWith('kafka_produce_duration_seconds_count{') && line.includes('topic="task-events.v1"') && line.includes('outcome="ok"'))
+        .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
+    const before = producedOk(await scrape('tasks'));
+    const key = keyOf(await createWorkspace());
+    const project = await createProject(key);
+    await createTask(key, { projectId: project.id, listId: project.defaultListId });
+    const after = await pollUntil(async () => producedOk(await scrape('tasks')), (count) => count > before, { timeoutMs: 15_000, intervalMs: 200 });
+    expect(after).toBeGreaterThan(before);
+  });
+
   it('every metric the alerts and the dashboard query is exposed by the service they name', () => {
     const byService = new Map([...expositions].map(([name, text]) => [name as string, families(text)]));
     const isExposed = (metric: string, exposed: Map<string, string>): boolean => {
@@ -168,6 +210,8 @@ describe('Prometheus metrics of every service', () => {
     ]);
     expect(queried.length).toBeGreaterThan(10);
     const missing = queried
+      // `up` is Prometheus' own series about each scrape, never in an exposition.
+      .filter(({ metric }) => metric !== 'up')
       .filter(({ metric, service }) =>
         service ? !isExposed(metric, byService.get(service) ?? new Map()) : ![...byService.values()].some((exposed) => isExposed(metric, exposed)),
       )

@@ -158,6 +158,8 @@ SET_WHEN_ENABLED = {
 }
 # Read by Node.js itself, not by config.ts.
 RUNTIME_VARIABLES = {"NODE_EXTRA_CA_CERTS", "NODE_OPTIONS"}
+# Set by the image (docker/Dockerfile), not by the chart: the chart does not know what was built.
+IMAGE_VARIABLES = {"GIT_REVISION": "the commit built, for task_workspace_build_info (--build-arg GIT_REVISION)"}
 CONFIG_KEY = re.compile(r"^\s*([A-Z][A-Z0-9_]*):", re.M)
 
 
@@ -225,7 +227,7 @@ def env(*rendered: str) -> list[str]:
     for (service, entry), set_by_chart in sorted(chart_sets.items()):
         read = read_variables(service, entry)
         where = f"services/{service}/src/{'config' if entry == 'main' else 'migrate'}.ts"
-        for variable in sorted(read - set_by_chart - set(EXTRA_ENV_ONLY) - set(SET_WHEN_ENABLED)):
+        for variable in sorted(read - set_by_chart - set(EXTRA_ENV_ONLY) - set(SET_WHEN_ENABLED) - set(IMAGE_VARIABLES)):
             problems.append(f"{where} reads {variable} but the chart never sets it for {service} ({'deployment' if entry == 'main' else 'migration'}): add a value")
         if entry == "main":
             for variable in sorted(set_by_chart - read - RUNTIME_VARIABLES):

@@ -5,6 +5,7 @@ import { startOpsServer } from './ops-server.js';
 import type { ReadinessCheck } from './readiness.js';
 import { createLogger } from './logger.js';
 import { createMetricsRegistry } from './metrics.js';
+import { registerBuildInfo } from './platform-metrics.js';
 import { exitOnStartupFailure, installShutdown, type ShutdownStep } from './shutdown.js';
 
 export interface BackendOptions {
@@ -77,6 +78,7 @@ export interface BackendBaseConfig {
   HOST: string;
   GRPC_PORT: number;
   OPS_PORT: number;
+  GIT_REVISION?: string | undefined;
 }
 
 /**
@@ -93,6 +95,7 @@ export async function runBackend<Config extends BackendBaseConfig>(
     const config = loadConfig();
     logger.level = config.LOG_LEVEL;
     const registry = createMetricsRegistry(service);
+    registerBuildInfo(registry, { revision: config.GIT_REVISION });
     const app = buildApp(config, logger, registry);
     await app.start();
     await serveBackend({ logger, registry, host: config.HOST, grpcPort: config.GRPC_PORT, opsPort: config.OPS_PORT, ...app });

@@ -78,8 +78,18 @@ export function backendEnv(defaults: { grpcPort: number; opsPort: number; databa
     OPS_PORT: env.port(defaults.opsPort),
     DATABASE_URL: env.url(),
     DATABASE_POOL_SIZE: env.count(defaults.databasePoolSize ?? 10),
+    GIT_REVISION: env.optionalText(),
   };
 }
+
+/**
+ * The build's revision, for `task_workspace_build_info` (platform-metrics.ts): set by the image
+ * (docker/Dockerfile `--build-arg GIT_REVISION=…`), never by the chart; unset reports `unknown`.
+ * Part of backendEnv; the HTTP services spread it.
+ */
+export const buildInfoEnv = {
+  GIT_REVISION: env.optionalText(),
+};
 
 /**
  * The Kafka connection variables, spread into the parseConfig shape of every service (and migrate

@@ -1,4 +1,6 @@
 import pg from 'pg';
+import type { Registry } from 'prom-client';
+import { registerPoolMetrics } from './platform-metrics.js';
 import type { ReadinessCheck } from './readiness.js';
 
 export type Pool = pg.Pool;
@@ -18,6 +20,8 @@ export function createPool(options: {
   acquireTimeoutMs?: number;
   /** Session settings (GUCs) sent with the startup packet, so they hold before the first query. */
   settings?: Record<string, string>;
+  /** Registers the pool gauges (pg_pool_*{pool}) on this registry; `pool` defaults to the application name. */
+  metrics?: { registry: Registry; pool?: string };
 }): pg.Pool {
   if (!schemaNamePattern.test(options.schema)) throw new Error(`invalid schema name ${options.schema}`);
   const settings = Object.entries(options.settings ?? {});
@@ -34,6 +38,7 @@ export function createPool(options: {
   });
   // An idle client losing its connection (database restart) must not crash the process.
   pool.on('error', () => undefined);
+  if (options.metrics) registerPoolMetrics(options.metrics.registry, options.metrics.pool ?? options.applicationName, pool, options.max ?? 10);
   return pool;
 }
 

@@ -20,3 +20,4 @@ export * from './keyed-batcher.js';
 export * from './periodic.js';
 export * from './request-id.js';
 export * from './entity-tag.js';
+export * from './platform-metrics.js';

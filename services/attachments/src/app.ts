@@ -2,6 +2,7 @@ import {
   createPool,
   grpcClientMetrics,
   grpcServerMetrics,
+  objectStoreMetrics,
   postgresReadiness,
   untilFirstSuccess,
   type BackendApp,
@@ -27,8 +28,9 @@ export function buildApp(config: AttachmentsConfig, logger: Logger, registry: Re
     schema: 'attachments',
     applicationName: 'attachments',
     max: config.DATABASE_POOL_SIZE,
+    metrics: { registry },
   });
-  const store = createObjectStore(config);
+  const store = createObjectStore(config, objectStoreMetrics(registry));
   const tasks = connectTasks({ target: config.TASKS_GRPC_TARGET, deadlineMs: config.GRPC_DEADLINE_MS, metrics: grpcClientMetrics(registry) });
   const attachments = attachmentsDomain({ pool, store, tasks, metrics, logger, downloadUrlTtlSeconds: config.DOWNLOAD_URL_TTL_SECONDS });
   const sweeper = createSweeper({

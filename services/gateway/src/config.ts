@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConfigError, env, parseConfig } from '@tws/common';
+import { buildInfoEnv, ConfigError, env, parseConfig } from '@tws/common';
 
 /**
  * JWS algorithms a Bearer token may be signed with. Asymmetric only: `none` and the HMAC family
@@ -82,6 +82,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
       LOG_LEVEL: env.logLevel(),
       HOST: env.host(),
       PORT: env.port(8080),
+      ...buildInfoEnv,
       BODY_LIMIT_BYTES: env.count(1024 * 1024),
       TRUST_PROXY: env.bool(false),
       TASKS_GRPC_TARGET: env.grpcTarget('127.0.0.1:50051'),

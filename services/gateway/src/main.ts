@@ -1,5 +1,5 @@
 import closeWithGrace from 'close-with-grace';
-import { createLogger, createMetricsRegistry, exitOnStartupFailure } from '@tws/common';
+import { createLogger, createMetricsRegistry, exitOnStartupFailure, registerBuildInfo } from '@tws/common';
 import { buildApp } from './app.js';
 import { loadConfig } from './config.js';
 
@@ -7,7 +7,9 @@ const logger = createLogger('gateway');
 try {
   const config = loadConfig();
   logger.level = config.LOG_LEVEL;
-  const app = await buildApp({ config, logger, registry: createMetricsRegistry('gateway') });
+  const registry = createMetricsRegistry('gateway');
+  registerBuildInfo(registry, { revision: config.GIT_REVISION });
+  const app = await buildApp({ config, logger, registry });
   closeWithGrace({ delay: 25_000 }, async ({ signal, err }) => {
     if (err) logger.error({ err }, 'closing after an uncaught error');
     else logger.info({ signal }, 'shutting down: finishing in-flight requests');

@@ -1,6 +1,7 @@
 import {
   createPool,
   grpcServerMetrics,
+  kafkaProduceMetrics,
   kafkaSecurity,
   postgresReadiness,
   type BackendApp,
@@ -65,7 +66,7 @@ function revocationFeed(config: TasksConfig, logger: Logger, registry: Registry,
 
 /** The composition root of the tasks service: main.ts runs it with runBackend. */
 export function buildApp(config: TasksConfig, logger: Logger, registry: Registry): BackendApp {
-  const pool = createPool({ url: config.DATABASE_URL, schema: 'tasks', applicationName: 'tasks', max: config.DATABASE_POOL_SIZE });
+  const pool = createPool({ url: config.DATABASE_URL, schema: 'tasks', applicationName: 'tasks', max: config.DATABASE_POOL_SIZE, metrics: { registry } });
   const relayLogger = logger.child({ component: 'outbox-relay' });
   const relay = new OutboxRelay({
     databaseUrl: config.DATABASE_URL,
@@ -75,6 +76,7 @@ export function buildApp(config: TasksConfig, logger: Logger, registry: Registry
       clientId: config.KAFKA_CLIENT_ID,
       logger,
       security: kafkaSecurity(config),
+      metrics: kafkaProduceMetrics(registry),
     }),
     topic: taskEventsTopic,
     logger: relayLogger,

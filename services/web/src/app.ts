@@ -33,7 +33,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   const { config, logger } = deps;
   const metrics = webMetrics(deps.registry);
   const keys = new SecretKeys(config.SESSION_SECRET);
-  const pool = createPool({ url: config.DATABASE_URL, schema: 'web', applicationName: 'web', max: config.DATABASE_POOL_SIZE, acquireTimeoutMs: 5_000 });
+  const pool = createPool({ url: config.DATABASE_URL, schema: 'web', applicationName: 'web', max: config.DATABASE_POOL_SIZE, acquireTimeoutMs: 5_000, metrics: { registry: deps.registry } });
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: config.BODY_LIMIT_BYTES,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConfigError, env, parseConfig } from '@tws/common';
+import { buildInfoEnv, ConfigError, env, parseConfig } from '@tws/common';
 
 /** True for 127.0.0.0/8, ::1 and localhost: the only hosts plain http is accepted for. */
 export function isLoopbackHost(hostname: string): boolean {
@@ -69,6 +69,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
       LOG_LEVEL: env.logLevel(),
       HOST: env.host(),
       PORT: env.port(8090),
+      ...buildInfoEnv,
       OPS_PORT: env.port(9090),
       /** Take the client IP from X-Forwarded-For (behind an ingress): the sign-in rate limit is per client IP. */
       TRUST_PROXY: env.bool(false),

@@ -1,5 +1,5 @@
 import closeWithGrace from 'close-with-grace';
-import { createLogger, createMetricsRegistry, exitOnStartupFailure, startOpsServer } from '@tws/common';
+import { createLogger, createMetricsRegistry, exitOnStartupFailure, registerBuildInfo, startOpsServer } from '@tws/common';
 import { buildApp } from './app.js';
 import { loadConfig } from './config.js';
 
@@ -8,6 +8,7 @@ try {
   const config = loadConfig();
   logger.level = config.LOG_LEVEL;
   const registry = createMetricsRegistry('web');
+  registerBuildInfo(registry, { revision: config.GIT_REVISION });
   const app = await buildApp({ config, logger, registry });
   // /healthz, /readyz (its own Postgres) and /metrics on OPS_PORT, never on the public port.
   const ops = await startOpsServer({ host: config.HOST, port: config.OPS_PORT, registry, readiness: app.readiness, logger });

@@ -1,4 +1,4 @@
-import { createKafka, createPool, kafkaReachableGauge, kafkaSecurity, postgresReadiness, type BackendApp, type Logger } from '@tws/common';
+import { createKafka, createPool, kafkaProduceMetrics, kafkaReachableGauge, kafkaSecurity, postgresReadiness, type BackendApp, type Logger } from '@tws/common';
 import { redeliveryTopic, retryTopics, taskEventsTopic, webhookConsumerGroups as consumerGroups } from '@tws/contracts';
 import { Partitioners } from 'kafkajs';
 import type { Registry } from 'prom-client';
@@ -35,12 +35,13 @@ export function buildApp(config: WebhooksConfig, logger: Logger, registry: Regis
     applicationName: 'webhooks',
     max: config.DATABASE_POOL_SIZE,
     settings: { random_page_cost: '1.1' },
+    metrics: { registry },
   });
   const kafka = createKafka({ clientId: config.KAFKA_CLIENT_ID, brokers: config.KAFKA_BROKERS, logger, ...kafkaSecurity(config) });
   const admin = kafka.admin();
   // Keys are delivery ids: any partition spreads them; the default (murmur2) partitioner, chosen explicitly.
   const producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
-  const handoff = new HandoffProducer(producer);
+  const handoff = new HandoffProducer(producer, 2, kafkaProduceMetrics(registry));
   const metrics = createWebhookMetrics(registry);
   const secrets = new SecretBox(config.WEBHOOK_SECRET_ENCRYPTION_KEY);
   const vetter = new HostVetter({

@@ -11,6 +11,7 @@ import {
   S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { ObjectStoreMetrics } from '@tws/common';
 import type { AttachmentsConfig } from '../config.js';
 import { contentDisposition } from '../domain/content-disposition.js';
 
@@ -68,8 +69,32 @@ function isNotFound(error: unknown): boolean {
   return error instanceof S3ServiceException && (error.$metadata.httpStatusCode === 404 || error.name === 'NotFound' || error.name === 'NoSuchKey');
 }
 
-export function createObjectStore(config: AttachmentsConfig): ObjectStore {
+/**
+ * Times every call of `client` once, at the outermost step (retries included), into
+ * s3_request_duration_seconds / s3_request_errors_total; a 404 is an answer, not an error.
+ */
+function instrument(client: S3Client, metrics: ObjectStoreMetrics): void {
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const operation = (context.commandName ?? 'unknown').replace(/Command$/, '');
+      const started = performance.now();
+      const seconds = (): number => (performance.now() - started) / 1000;
+      try {
+        const result = await next(args);
+        metrics.observe(operation, seconds(), 'ok');
+        return result;
+      } catch (error) {
+        metrics.observe(operation, seconds(), isNotFound(error) ? 'not_found' : 'error', error);
+        throw error;
+      }
+    },
+    { step: 'initialize', name: 'taskWorkspaceMetrics', priority: 'high' },
+  );
+}
+
+export function createObjectStore(config: AttachmentsConfig, metrics?: ObjectStoreMetrics): ObjectStore {
   const internal = s3Client(config, config.S3_ENDPOINT);
+  if (metrics) instrument(internal, metrics);
   // Presigning is local computation; this client never sends a request.
   const publicSigner = s3Client(config, config.S3_PUBLIC_ENDPOINT);
   const bucket = config.S3_BUCKET;

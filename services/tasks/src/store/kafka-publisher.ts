@@ -1,4 +1,4 @@
-import { createKafka, type Logger } from '@tws/common';
+import { createKafka, type KafkaProduceMetrics, type Logger } from '@tws/common';
 import type { OutboundMessage } from '@tws/contracts';
 import { Partitioners, type KafkaConfig, type Producer } from 'kafkajs';
 
@@ -16,6 +16,8 @@ export function kafkaPublisher(options: {
   clientId: string;
   logger: Logger;
   security?: Pick<KafkaConfig, 'ssl' | 'sasl'>;
+  /** kafka_produce_duration_seconds / kafka_produce_errors_total (a failed connect counts as a failed produce). */
+  metrics?: KafkaProduceMetrics;
 }): EventPublisher {
   // Short client-side retries: the relay retries with its own backoff, and a send must end soon
   // enough for shutdown to finish the batch in flight.
@@ -63,14 +65,17 @@ export function kafkaPublisher(options: {
   return {
     async publish(topic, messages) {
       if (messages.length === 0) return;
-      const active = await ready();
-      try {
-        await active.send({ topic, acks: -1, timeout: 10_000, messages });
-      } catch (error) {
-        // Start from a fresh connection next time (the broker may have restarted).
-        await reset();
-        throw error;
-      }
+      const produce = async (): Promise<void> => {
+        const active = await ready();
+        try {
+          await active.send({ topic, acks: -1, timeout: 10_000, messages });
+        } catch (error) {
+          // Start from a fresh connection next time (the broker may have restarted).
+          await reset();
+          throw error;
+        }
+      };
+      await (options.metrics ? options.metrics.time(topic, produce) : produce());
     },
     close: reset,
   };

@@ -1,3 +1,4 @@
+import type { KafkaProduceMetrics } from '@tws/common';
 import type { OutboundMessage } from '@tws/contracts';
 import type { Producer } from 'kafkajs';
 
@@ -13,6 +14,8 @@ export class HandoffProducer {
   constructor(
     private readonly producer: Producer,
     private readonly lingerMs = 2,
+    /** One produce request per flush: `topic` is its topic, or `mixed` when it spans several. */
+    private readonly metrics?: KafkaProduceMetrics,
   ) {}
 
   send(topic: string, message: OutboundMessage): Promise<void> {
@@ -29,8 +32,9 @@ export class HandoffProducer {
     if (batch.length === 0) return;
     const byTopic = new Map<string, OutboundMessage[]>();
     for (const { topic, message } of batch) byTopic.set(topic, [...(byTopic.get(topic) ?? []), message]);
-    this.producer
-      .sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) })
+    const send = () => this.producer.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
+    const label = byTopic.size === 1 ? [...byTopic.keys()][0]! : 'mixed';
+    (this.metrics ? this.metrics.time(label, send) : send())
       .then(
         () => batch.forEach((entry) => entry.resolve()),
         (error: unknown) => batch.forEach((entry) => entry.reject(error)),
