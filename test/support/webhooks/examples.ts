@@ -37,6 +37,8 @@ export interface RunningExample {
   rejected: Array<{ rejected: string; status: number }>;
   /** Resolves with the first accepted event that matches (rejects after `timeoutMs`). */
   waitForEvent(matches: (event: AcceptedEvent) => boolean, timeoutMs?: number): Promise<AcceptedEvent>;
+  /** Resolves once `count` rejections were printed (stderr arrives apart from the HTTP answer). */
+  waitForRejections(count: number, timeoutMs?: number): Promise<RunningExample['rejected']>;
   stop(): Promise<void>;
 }
 
@@ -121,8 +123,10 @@ export async function startExample(language: ExampleLanguage, secret: string): P
   lines(child, 'stderr', (line) => {
     const listening = /^listening on .*:(\d+)$/.exec(line);
     if (listening) announced?.(Number(listening[1]));
-    else if (line.startsWith('{"rejected"')) rejected.push(JSON.parse(line) as RunningExample['rejected'][number]);
-    else other.push(line);
+    else if (line.startsWith('{"rejected"')) {
+      rejected.push(JSON.parse(line) as RunningExample['rejected'][number]);
+      wake.forEach((check) => check());
+    } else other.push(line);
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const port = await new Promise<number>((resolve, reject) => {
@@ -133,6 +137,23 @@ export async function startExample(language: ExampleLanguage, secret: string): P
     };
     void exited.then(() => reject(new Error(`${language} example exited (${child.exitCode}): ${other.join('\n')}`)));
   });
+  /** Resolves with `found()` once it is defined, checked on every line the example prints. */
+  const until = <T>(found: () => T | undefined, timeoutMs: number, missing: string): Promise<T> =>
+    new Promise((resolve, reject) => {
+      const check = (): void => {
+        const value = found();
+        if (value === undefined) return;
+        clearTimeout(timer);
+        wake.delete(check);
+        resolve(value);
+      };
+      const timer = setTimeout(() => {
+        wake.delete(check);
+        reject(new Error(`${language} example: ${missing} in ${timeoutMs} ms; accepted ${JSON.stringify(accepted)}, rejected ${JSON.stringify(rejected)}`));
+      }, timeoutMs);
+      wake.add(check);
+      check();
+    });
   const host = `${language}-example-${process.pid}.${webhooks.domain}`;
   return {
     language,
@@ -142,21 +163,10 @@ export async function startExample(language: ExampleLanguage, secret: string): P
     accepted,
     rejected,
     waitForEvent(matches, timeoutMs = 30_000) {
-      return new Promise((resolve, reject) => {
-        const check = (): void => {
-          const found = accepted.find(matches);
-          if (!found) return;
-          clearTimeout(timer);
-          wake.delete(check);
-          resolve(found);
-        };
-        const timer = setTimeout(() => {
-          wake.delete(check);
-          reject(new Error(`${language} example accepted no matching event in ${timeoutMs} ms; accepted ${JSON.stringify(accepted)}, rejected ${JSON.stringify(rejected)}`));
-        }, timeoutMs);
-        wake.add(check);
-        check();
-      });
+      return until(() => accepted.find(matches), timeoutMs, 'no matching accepted event');
+    },
+    waitForRejections(count, timeoutMs = 10_000) {
+      return until(() => (rejected.length >= count ? rejected.slice(0, count) : undefined), timeoutMs, `not ${count} rejections`);
     },
     async stop() {
       if (child.exitCode === null) child.kill('SIGTERM');
