@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { z } from 'zod';
 import { createWorkspace } from '../support/admin.js';
 import { api, type Credentials } from '../support/api.js';
 import { createProject, createTask, keyOf, type CreatedProject } from '../support/fixtures.js';
@@ -13,6 +14,18 @@ import { registerWebhook, waitForDeliveryLog, type Webhook } from '../support/we
  * attacker could send: a tampered body, a stale or future timestamp, one signature style right and
  * the other wrong. The secret is non-ASCII, so a receiver keying with anything but its UTF-8 bytes fails.
  */
+/** The payload schema the gateway's OpenAPI document gives for a webhook kind, as a validator. */
+async function documentedPayload(kind: string): Promise<z.ZodType> {
+  const document = (await (await fetch(`${inject('stack').gatewayUrl}/openapi.json`)).json()) as {
+    webhooks: Record<string, { post: { requestBody: { content: Record<string, { schema: { $ref: string } }> } } }>;
+    components: { schemas: Record<string, object> };
+  };
+  const target = document.webhooks[kind]?.post.requestBody.content['application/json']?.schema.$ref ?? '';
+  const schema = document.components.schemas[target.replace('#/components/schemas/', '')];
+  const standalone = JSON.stringify({ ...schema, $defs: document.components.schemas }).replaceAll('#/components/schemas/', '#/$defs/');
+  return z.fromJSONSchema(JSON.parse(standalone) as Parameters<typeof z.fromJSONSchema>[0]);
+}
+
 describe.each(exampleLanguages)('the %s webhook receiver example', (language) => {
   const secret = `clé ✓ ${randomBytes(12).toString('hex')}`;
   let example: RunningExample;
@@ -34,6 +47,8 @@ describe.each(exampleLanguages)('the %s webhook receiver example', (language) =>
     const task = await createTask(key, { projectId: project.id, listId: project.defaultListId, name: `Zoë's ${language} task` });
     const accepted = await example.waitForEvent((event) => event.data.id === task.id);
     expect(accepted).toMatchObject({ id: expect.stringMatching(/^evt_/), event: 'task.created', data: { id: task.id, number: task.number, name: `Zoë's ${language} task` } });
+    // What arrived is what /openapi.json documents under webhooks → task.created.
+    expect((await documentedPayload('task.created')).safeParse(accepted).error).toBeUndefined();
     const [delivery] = await waitForDeliveryLog(key, webhook.id, (log) => log[0]?.status === 'succeeded');
     expect(delivery).toMatchObject({ eventId: accepted.id, attempts: [{ outcome: 'succeeded', statusCode: 204 }] });
 
