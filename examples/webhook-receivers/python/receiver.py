@@ -43,6 +43,7 @@ seen = collections.OrderedDict()
 seen_lock = threading.Lock()
 output_lock = threading.Lock()
 TIMESTAMP = re.compile(r"^[0-9]{1,12}$")
+CONTENT_LENGTH = re.compile(r"^[0-9]{1,9}$")  # ASCII digits only (str.isdigit also takes "²")
 
 
 def mac(*parts):
@@ -98,7 +99,7 @@ class Receiver(BaseHTTPRequestHandler):
 
     def do_POST(self):
         length = self.headers.get("Content-Length", "")
-        if not length.isdigit():
+        if not CONTENT_LENGTH.match(length):
             return self.reject(411, "Content-Length required")
         if int(length) > MAX_BODY_BYTES:
             return self.reject(413, "body too large")
