@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { createJsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { idempotencyKeyJsonPattern } from '../domain/idempotency.js';
+import { webhookDocs } from './openapi-webhooks.js';
 
 const description = `REST/JSON API of the task workspace service.
 
@@ -13,6 +14,9 @@ the workspace). Webhooks are managed with an API key only.
 
 Every error is \`{"error": "<message>"}\`. Requests are rate-limited per credential (token bucket):
 over the limit the answer is 429 with \`Retry-After\` (seconds).
+
+The \`webhooks\` section describes the signed POSTs sent to registered endpoints: payloads, headers
+(contract and Standard Webhooks signatures) and the answers expected.
 
 Every response carries \`X-Request-Id\`: the one the request sent when it is 1–128 characters of
 \`A-Z a-z 0-9 - _ . : / + = @\`, otherwise a new UUID. Quote it when reporting a problem: every
@@ -163,6 +167,13 @@ function finish<Document extends object>(generated: Document): Document {
   return { ...generated, components: { ...document.components, schemas } };
 }
 
+/** Adds the `webhooks` section (openapi-webhooks.ts) and the payload schemas it references. */
+function withWebhooks<Document extends object>(document: Document): Document {
+  const { webhooks, schemas } = webhookDocs();
+  const components = (document as OpenApiParts).components;
+  return { ...document, webhooks, components: { ...components, schemas: { ...components?.schemas, ...schemas } } };
+}
+
 /**
  * OpenAPI 3.1 generated from the routes' zod schemas (the same ones that validate and serialize):
  * `/openapi.json`, and Swagger UI at `/docs`. Must be registered before the routes it describes.
@@ -197,7 +208,7 @@ async function openApiPlugin(app: FastifyInstance): Promise<void> {
       security: [{ apiKey: [] }, { bearer: [], workspaceId: [] }],
     },
     transform: createJsonSchemaTransform({ skipList: ['/openapi.json', '/docs', '/docs/*'] }),
-    transformObject: (document) => finish(jsonSchemaTransformObject(document)),
+    transformObject: (document) => withWebhooks(finish(jsonSchemaTransformObject(document))),
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

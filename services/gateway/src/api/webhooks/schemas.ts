@@ -24,7 +24,11 @@ export const CreateWebhookBody = z.strictObject({
     .string()
     .min(1, { error: 'must not be empty' })
     .max(1024, { error: 'must be at most 1024 characters' })
-    .meta({ description: 'Key of the HMAC-SHA256 signature (`X-Service-Signature`). Write-only: never returned.', writeOnly: true }),
+    .meta({
+      description:
+        'Key of the HMAC-SHA256 signatures of every delivery, as its UTF-8 bytes: the contract header `X-Service-Signature` and the Standard Webhooks `webhook-signature` (with `webhook-id` and `webhook-timestamp`; never base64-decoded, even when it starts with `whsec_`). Write-only: never returned.',
+      writeOnly: true,
+    }),
   events: z
     .array(EventKind)
     .max(10, { error: 'must list at most 10 kinds' })

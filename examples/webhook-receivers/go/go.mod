@@ -1,0 +1,3 @@
+module example.com/webhook-receiver
+
+go 1.22
