@@ -2,6 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { grpcClientOptions, grpcHealthChecker, unaryApi, type GrpcClientMetrics, type ReadinessCheck, type UnaryApi } from '@tws/common';
 import { loadAttachmentsProto, loadTasksProto, loadWebhooksProto } from '@tws/proto-types';
 import type { AttachmentsServiceClient } from '@tws/proto-types/generated/attachments/v1/AttachmentsService';
+import type { RateLimitServiceClient } from '@tws/proto-types/generated/tasks/v1/RateLimitService';
 import type { RevocationServiceClient } from '@tws/proto-types/generated/tasks/v1/RevocationService';
 import type { TasksServiceClient } from '@tws/proto-types/generated/tasks/v1/TasksService';
 import type { WebhooksServiceClient } from '@tws/proto-types/generated/webhooks/v1/WebhooksService';
@@ -26,6 +27,9 @@ const webhooksRpcs = ['CreateEndpoint', 'ListEndpoints', 'DeleteEndpoint', 'List
 /** The revoked grants the gateway reads (its own client: the stream shares the channel). */
 const revocationRpcs = ['ListRevokedGrants'] as const;
 export type RevocationsApi = UnaryApi<RevocationServiceClient, (typeof revocationRpcs)[number]>;
+/** The shared rate limit's sync (plugins/rate-limit-sync.ts). */
+const rateLimitRpcs = ['SyncRateLimits'] as const;
+export type RateLimitsApi = UnaryApi<RateLimitServiceClient, (typeof rateLimitRpcs)[number]>;
 
 /** Promise-returning TasksService calls with the gateway's deadline: `await tasks.GetWorkspace({ … })`. */
 export type TasksApi = UnaryApi<TasksServiceClient, (typeof tasksRpcs)[number]>;
@@ -50,6 +54,8 @@ export interface Backends {
   watchRevocations(): RevocationCall;
   /** tasks.v1.RevocationService.ListRevokedGrants (live revoked OAuth grants). */
   revocations: RevocationsApi;
+  /** tasks.v1.RateLimitService (the buckets every gateway replica shares). */
+  rateLimits: RateLimitsApi;
   /** grpc.health.v1 check of each backend (reported by /readyz, not required by it). */
   health: ReadinessCheck[];
   /** Closes the channels and the health checkers. */
@@ -66,6 +72,11 @@ export function connectBackends(config: GatewayConfig, metrics: GrpcClientMetric
     config.TASKS_GRPC_TARGET,
     insecure,
     grpcClientOptions('tasks.v1.RevocationService'),
+  );
+  const rateLimits: RateLimitServiceClient = new (loadTasksProto().tasks.v1.RateLimitService)(
+    config.TASKS_GRPC_TARGET,
+    insecure,
+    options('tasks.v1.RateLimitService'),
   );
   const attachments = new (loadAttachmentsProto().attachments.v1.AttachmentsService)(
     config.ATTACHMENTS_GRPC_TARGET,
@@ -86,10 +97,12 @@ export function connectBackends(config: GatewayConfig, metrics: GrpcClientMetric
     webhooks: unaryApi(webhooks, webhooksRpcs, deadlineMs),
     watchRevocations: () => revocations.WatchRevocations(),
     revocations: unaryApi(revocations, revocationRpcs, deadlineMs),
+    rateLimits: unaryApi(rateLimits, rateLimitRpcs, deadlineMs),
     health: healthCheckers.map(({ name, checker }) => ({ name: `${name} service`, check: () => checker.check() })),
     close() {
       tasks.close();
       revocations.close();
+      rateLimits.close();
       attachments.close();
       webhooks.close();
       for (const { checker } of healthCheckers) checker.close();

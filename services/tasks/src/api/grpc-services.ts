@@ -4,6 +4,7 @@ import type { RevocationHub } from '../domain/revocation-hub.js';
 import type { Revocations } from '../domain/revocation-publisher.js';
 import { adminServiceHandlers } from './admin-service.js';
 import { labelsServiceHandlers } from './labels-service.js';
+import { rateLimitServiceHandlers } from './rate-limit-service.js';
 import { revocationServiceHandlers } from './revocation-service.js';
 import { settingsServiceHandlers } from './settings-service.js';
 import { taskPageServiceHandlers } from './task-page-service.js';
@@ -24,6 +25,7 @@ export function buildGrpcServices(deps: {
     { name: 'tasks.v1.SettingsService', definition: proto.SettingsService.service, implementation: settingsServiceHandlers(deps) },
     { name: 'tasks.v1.TaskPageService', definition: proto.TaskPageService.service, implementation: taskPageServiceHandlers(deps) },
     { name: 'tasks.v1.LabelsService', definition: proto.LabelsService.service, implementation: labelsServiceHandlers(deps) },
+    { name: 'tasks.v1.RateLimitService', definition: proto.RateLimitService.service, implementation: rateLimitServiceHandlers(deps) },
     {
       name: 'tasks.v1.RevocationService',
       definition: proto.RevocationService.service,
