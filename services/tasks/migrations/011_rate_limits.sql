@@ -5,8 +5,8 @@
 CREATE UNLOGGED TABLE rate_limit_buckets (
   key_hash text PRIMARY KEY CHECK (key_hash ~ '^[0-9a-f]{64}$'),
   tokens double precision NOT NULL,
-  -- The requests the last sync of this key reported (the upsert reads it back as its delta).
-  last_consumed integer NOT NULL CHECK (last_consumed >= 0),
+  -- Requests reported for the key by every replica since the row was created.
+  total bigint NOT NULL CHECK (total >= 0),
   updated_at timestamptz NOT NULL
 );
 -- Buckets untouched for longer than a full refill are full again: deleted oldest first.

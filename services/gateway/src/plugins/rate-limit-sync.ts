@@ -29,7 +29,8 @@ async function rateLimitSyncPlugin(app: FastifyInstance, options: { config: Gate
     metrics: options.metrics,
     send: async (call) => {
       const answer = await api.SyncRateLimits(call, { deadlineMs });
-      return { buckets: answer.buckets.map((bucket) => ({ keyHash: bucket.keyHash, tokens: bucket.tokens })), replicas: answer.replicas };
+      const buckets = answer.buckets.map((bucket) => ({ keyHash: bucket.keyHash, tokens: bucket.tokens, total: Number(bucket.total), created: bucket.created }));
+      return { buckets, replicas: answer.replicas };
     },
   });
   const job = new PeriodicJob({ name: 'rate-limit sync', intervalMs, run: () => sync.syncOnce(), logger });

@@ -15,7 +15,10 @@ export function rateLimitServiceHandlers(deps: { pool: Pool; logger: Logger; met
           burst: request.burst,
           usages: request.usages.map((usage) => ({ keyHash: usage.keyHash, consumed: usage.consumed })),
         });
-        return { buckets: result.buckets, replicas: result.replicas };
+        return {
+          buckets: result.buckets.map((bucket) => ({ keyHash: bucket.keyHash, tokens: bucket.tokens, total: String(bucket.total), created: bucket.created })),
+          replicas: result.replicas,
+        };
       },
       options,
     ),

@@ -18,7 +18,7 @@ const syncRequest = z.object({
 export type SyncRequest = z.input<typeof syncRequest>;
 
 export interface SyncResult {
-  buckets: { keyHash: string; tokens: number }[];
+  buckets: { keyHash: string; tokens: number; total: number; created: boolean }[];
   replicas: number;
 }
 
@@ -39,8 +39,8 @@ export async function syncRateLimits(pool: Pool, request: SyncRequest): Promise<
   await forgetIdle(pool, Math.max(60, Math.ceil((2 * burst) / tokensPerSecond)));
   return {
     buckets: usages.flatMap((usage) => {
-      const left = tokens.get(usage.keyHash);
-      return left === undefined ? [] : [{ keyHash: usage.keyHash, tokens: left }];
+      const bucket = tokens.get(usage.keyHash);
+      return bucket === undefined ? [] : [{ keyHash: usage.keyHash, ...bucket }];
     }),
     replicas,
   };

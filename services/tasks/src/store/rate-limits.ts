@@ -16,24 +16,31 @@ const cleanupBatch = 500;
  * reported; a debt (negative tokens) is kept down to −burst, so an overshoot is paid back. One
  * statement, rows locked in key order (two replicas syncing the same keys cannot deadlock).
  */
-export async function applyUsage(db: Queryable, usages: readonly UsageRow[], policy: { perSecond: number; burst: number }): Promise<Map<string, number>> {
+export interface BucketRow {
+  tokens: number;
+  total: number;
+  created: boolean;
+}
+
+export async function applyUsage(db: Queryable, usages: readonly UsageRow[], policy: { perSecond: number; burst: number }): Promise<Map<string, BucketRow>> {
   if (usages.length === 0) return new Map();
-  const { rows } = await db.query<{ key_hash: string; tokens: number }>(
-    `INSERT INTO rate_limit_buckets AS b (key_hash, tokens, last_consumed, updated_at)
+  // On conflict `excluded.total` is the reported consumption; `xmax = 0` tells a row this statement inserted.
+  const { rows } = await db.query<{ key_hash: string; tokens: number; total: string; created: boolean }>(
+    `INSERT INTO rate_limit_buckets AS b (key_hash, tokens, total, updated_at)
      SELECT u.key_hash, greatest(-$4::float8, $4::float8 - u.consumed), u.consumed, now()
        FROM unnest($1::text[], $2::int[]) AS u(key_hash, consumed)
       ORDER BY u.key_hash
      ON CONFLICT (key_hash) DO UPDATE SET
        tokens = greatest(
          -$4::float8,
-         least($4::float8, b.tokens + $3::float8 * greatest(0::float8, extract(epoch FROM now() - b.updated_at)::float8)) - excluded.last_consumed
+         least($4::float8, b.tokens + $3::float8 * greatest(0::float8, extract(epoch FROM now() - b.updated_at)::float8)) - excluded.total
        ),
-       last_consumed = excluded.last_consumed,
+       total = b.total + excluded.total,
        updated_at = greatest(b.updated_at, now())
-     RETURNING key_hash, tokens`,
+     RETURNING key_hash, tokens, total, (xmax = 0) AS created`,
     [usages.map((usage) => usage.keyHash), usages.map((usage) => usage.consumed), policy.perSecond, policy.burst],
   );
-  return new Map(rows.map((row) => [row.key_hash, Number(row.tokens)]));
+  return new Map(rows.map((row) => [row.key_hash, { tokens: Number(row.tokens), total: Number(row.total), created: row.created }]));
 }
 
 /** Records the replica as live and returns how many are (itself included). */

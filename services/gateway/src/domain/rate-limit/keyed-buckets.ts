@@ -9,6 +9,8 @@ interface Bucket {
   pending: number;
   /** Syncs this key still takes part in without traffic here, to learn what the other replicas use. */
   follow: number;
+  /** The cluster's total for the key after this replica's last sync; undefined once it stopped following it. */
+  seenTotal: number | undefined;
 }
 
 /**
@@ -35,10 +37,15 @@ export interface KeyUsage {
   consumed: number;
 }
 
-/** The cluster's view of one key after a sync: the shared bucket's tokens when the sync answered. */
+/** The cluster's view of one key after a sync (tasks.v1.RateLimitBucket). */
 export interface ClusterBucket {
   hash: string;
+  /** The shared bucket's tokens when the sync answered. */
   tokens: number;
+  /** Requests every replica reported for the key since the shared bucket was created. */
+  total: number;
+  /** This sync created the shared bucket: no other replica had reported the key. */
+  created: boolean;
 }
 
 /** What outside this process sees of a key: a SHA-256 (credential hashes, user ids and IPs stay here). */
@@ -106,7 +113,7 @@ export class KeyedTokenBuckets {
     const at = now();
     if (!bucket) {
       if (!create || !this.buckets) return undefined;
-      bucket = { tokens: this.burst, at, pending: 0, follow: 0 }; // a new client starts with its burst
+      bucket = { tokens: this.burst, at, pending: 0, follow: 0, seenTotal: undefined }; // a new client starts with its burst
       this.buckets.set(key, bucket);
       return bucket;
     }
@@ -175,6 +182,8 @@ export class KeyedTokenBuckets {
       bucket.follow = bucket.pending > 0 ? followSyncs : bucket.follow - 1;
       bucket.pending = 0;
       if (bucket.follow > 0) again.push(key);
+      // Not in every sync from now on: the next one cannot tell the others' usage from its total.
+      else bucket.seenTotal = undefined;
     }
     for (const key of again) this.dirty.add(key);
     return usages;
@@ -191,18 +200,27 @@ export class KeyedTokenBuckets {
   }
 
   /**
-   * The cluster's buckets after the sync (every replica's usage applied): each becomes the local
-   * bucket, less what this replica let through since the usage was drained (not in the cluster's view yet).
+   * The cluster's view after a sync. A key this replica synced last time too: the other replicas'
+   * requests since then (the total's growth, less this replica's own) are taken from the local bucket,
+   * which otherwise keeps its exact refill — one replica alone behaves as an unshared bucket. A key
+   * the others used while this replica was not following it: the shared bucket (less what was let
+   * through here since the drain) when it has fewer tokens. A key the sync created: nobody else used it.
    */
   applyCluster(usages: readonly KeyUsage[], cluster: readonly ClusterBucket[]): void {
-    const tokensByHash = new Map(cluster.map((bucket) => [bucket.hash, bucket.tokens]));
-    const at = now();
+    const byHash = new Map(cluster.map((bucket) => [bucket.hash, bucket]));
     for (const usage of usages) {
-      const tokens = tokensByHash.get(usage.hash);
-      const bucket = this.buckets?.peek(usage.key);
-      if (tokens === undefined || !Number.isFinite(tokens) || !bucket) continue;
-      bucket.tokens = Math.max(-this.burst, Math.min(this.burst, tokens - bucket.pending * this.cost));
-      bucket.at = at;
+      const shared = byHash.get(usage.hash);
+      if (!shared || !Number.isFinite(shared.tokens) || !Number.isSafeInteger(shared.total)) continue;
+      const bucket = this.refilled(usage.key, false);
+      if (!bucket) continue;
+      const seen = bucket.seenTotal;
+      if (!shared.created) {
+        const others = seen === undefined ? undefined : shared.total - seen - usage.consumed;
+        if (others !== undefined && others >= 0) bucket.tokens -= others;
+        else bucket.tokens = Math.min(bucket.tokens, shared.tokens - bucket.pending * this.cost);
+        bucket.tokens = Math.max(-this.burst, bucket.tokens);
+      }
+      bucket.seenTotal = shared.total;
     }
   }
 }

@@ -9,6 +9,7 @@ const logger = createLogger('gateway', 'silent');
 /** The tasks service's shared buckets, as store/rate-limits.ts computes them (refill ignored: a slow rate). */
 function fakeCluster(burst: number) {
   const tokens = new Map<string, number>();
+  const totals = new Map<string, number>();
   const replicas = new Set<string>();
   let down = false;
   return {
@@ -21,9 +22,12 @@ function fakeCluster(burst: number) {
       replicas.add(call.replicaId);
       return {
         buckets: call.usages.map((usage) => {
+          const created = !tokens.has(usage.keyHash);
           const left = Math.max(-burst, (tokens.get(usage.keyHash) ?? burst) - usage.consumed);
+          const total = (totals.get(usage.keyHash) ?? 0) + usage.consumed;
           tokens.set(usage.keyHash, left);
-          return { keyHash: usage.keyHash, tokens: left };
+          totals.set(usage.keyHash, total);
+          return { keyHash: usage.keyHash, tokens: left, total, created };
         }),
         replicas: replicas.size,
       };
@@ -79,6 +83,33 @@ describe('shared buckets', () => {
     expect(a.buckets.consume('k')).toMatchObject({ allowed: false, remaining: 0 });
     expect(b.buckets.consume('k')).toMatchObject({ allowed: false, remaining: 0 });
     expect(a.sync.lastKnownReplicas).toBe(2);
+  });
+
+  test('a sync takes only the other replicas\' usage: the local refill stays exact (one replica = an unshared bucket)', async () => {
+    vi.useFakeTimers({ toFake: ['performance', 'Date'] });
+    try {
+      const cluster = fakeCluster(10); // its refill is ignored: the replicas' own refill is what counts
+      const mk = (id: string) => {
+        const buckets = new KeyedTokenBuckets(10, 10);
+        return { buckets, sync: new RateLimitSync({ buckets, send: (call) => cluster.send(call), replicaId: id, policy: { perSecond: 10, burst: 10 }, maxKeys: 100, logger }) };
+      };
+      const a = mk('a');
+      const b = mk('b');
+      expect(passes(a.buckets, 'k', 12)).toBe(10);
+      vi.advanceTimersByTime(400); // 4 tokens back here, whatever the sync says
+      await a.sync.syncOnce();
+      expect(passes(a.buckets, 'k', 1)).toBe(1);
+      await a.sync.syncOnce();
+      // b uses 3 (its first sync: it adopts the shared bucket if that has fewer tokens), a learns it at its next sync.
+      expect(passes(b.buckets, 'k', 3)).toBe(3);
+      await b.sync.syncOnce();
+      const before = a.buckets.consume('k')!.remaining; // 4 − 1 − this one
+      expect(before).toBe(2);
+      await a.sync.syncOnce();
+      expect(a.buckets.consume('k')).toMatchObject({ allowed: false }); // 2 − 3 others < 1
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   test('without the sync, the same traffic gets twice the burst (the defect the sync removes)', () => {

@@ -8,7 +8,7 @@ export interface SyncCall {
   usages: { keyHash: string; consumed: number }[];
 }
 export interface SyncAnswer {
-  buckets: { keyHash: string; tokens: number }[];
+  buckets: { keyHash: string; tokens: number; total: number; created: boolean }[];
   replicas: number;
 }
 
@@ -71,7 +71,7 @@ export class RateLimitSync {
       this.shared = false;
       return;
     }
-    const cluster: ClusterBucket[] = answer.buckets.map((bucket) => ({ hash: bucket.keyHash, tokens: bucket.tokens }));
+    const cluster: ClusterBucket[] = answer.buckets.map((bucket) => ({ hash: bucket.keyHash, tokens: bucket.tokens, total: bucket.total, created: bucket.created }));
     buckets.applyCluster(usages, cluster);
     this.replicas = Math.max(1, answer.replicas);
     buckets.setCost(1);
