@@ -68,7 +68,7 @@ export function prependOnRequest(route: RouteOptions, hook: onRequestHookHandler
 async function rateLimitPlugin(app: FastifyInstance, options: { config: GatewayConfig }): Promise<void> {
   const { config } = options;
   const limits: RateLimits = {
-    requests: new KeyedTokenBuckets(config.RATE_LIMIT_PER_SECOND, config.RATE_LIMIT_BURST),
+    requests: new KeyedTokenBuckets(config.RATE_LIMIT_PER_SECOND, config.RATE_LIMIT_BURST, { shared: config.RATE_LIMIT_SYNC_INTERVAL_MS > 0 }),
     authFailures: new KeyedTokenBuckets(config.AUTH_FAILURES_PER_MINUTE / 60, config.AUTH_FAILURES_PER_MINUTE),
   };
   app.decorate('rateLimits', limits);

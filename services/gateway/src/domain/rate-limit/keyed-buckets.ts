@@ -70,12 +70,16 @@ export class KeyedTokenBuckets {
   /** Keys charged since their usage was last drained, oldest first (bounded by the LRU: evictions leave it). */
   private readonly dirty = new Set<string>();
   private cost = 1;
+  private readonly shared: boolean;
 
+  /** `shared`: the usage is counted for a sync (else `drainUsage` has nothing: the buckets are this replica's alone). */
   constructor(
     private readonly perSecond: number,
     private readonly burst: number,
-    maxKeys = 100_000,
+    options: { maxKeys?: number; shared?: boolean } = {},
   ) {
+    const maxKeys = options.maxKeys ?? 100_000;
+    this.shared = options.shared ?? false;
     if (perSecond > 0 && burst > 0) {
       // Debt (down to −burst) takes twice as long to refill: kept that long after the last touch.
       const fullRefillMs = Math.ceil(((2 * burst) / perSecond) * 1000);
@@ -140,7 +144,7 @@ export class KeyedTokenBuckets {
   consume(key: string): RateLimitDecision | undefined {
     const bucket = this.refilled(key, true);
     if (!bucket) return undefined;
-    this.dirty.add(key);
+    if (this.shared) this.dirty.add(key);
     if (bucket.tokens < this.cost) return this.describe(bucket, false);
     bucket.tokens -= this.cost;
     bucket.pending += 1;

@@ -36,7 +36,7 @@ function fakeCluster(burst: number) {
 }
 
 function replica(cluster: ReturnType<typeof fakeCluster>, id: string, burst = 10, maxKeys = 100) {
-  const buckets = new KeyedTokenBuckets(0.001, burst);
+  const buckets = new KeyedTokenBuckets(0.001, burst, { shared: true });
   const sync = new RateLimitSync({ buckets, send: (call) => cluster.send(call), replicaId: id, policy: { perSecond: 0.001, burst }, maxKeys, logger });
   return { buckets, sync };
 }
@@ -90,7 +90,7 @@ describe('shared buckets', () => {
     try {
       const cluster = fakeCluster(10); // its refill is ignored: the replicas' own refill is what counts
       const mk = (id: string) => {
-        const buckets = new KeyedTokenBuckets(10, 10);
+        const buckets = new KeyedTokenBuckets(10, 10, { shared: true });
         return { buckets, sync: new RateLimitSync({ buckets, send: (call) => cluster.send(call), replicaId: id, policy: { perSecond: 10, burst: 10 }, maxKeys: 100, logger }) };
       };
       const a = mk('a');
@@ -196,14 +196,18 @@ describe('shared buckets', () => {
     expect(later.every(([, consumed]) => consumed === 0)).toBe(true);
     expect(drained()).toEqual([]);
 
-    const small = new KeyedTokenBuckets(0.001, 10, 2);
+    const small = new KeyedTokenBuckets(0.001, 10, { maxKeys: 2, shared: true });
     for (const key of ['p', 'q', 'r']) small.consume(key);
     expect(small.drainUsage(10).map((usage) => usage.key)).toEqual(['q', 'r']);
+
+    const alone = new KeyedTokenBuckets(0.001, 10); // not shared (failed-authentication buckets, RATE_LIMIT_SYNC_INTERVAL_MS=0)
+    alone.consume('p');
+    expect(alone.drainUsage(10)).toEqual([]);
   });
 
   test('keys leave the process only as SHA-256 hex', async () => {
     const sent: SyncCall[] = [];
-    const buckets = new KeyedTokenBuckets(1, 10);
+    const buckets = new KeyedTokenBuckets(1, 10, { shared: true });
     const sync = new RateLimitSync({
       buckets,
       replicaId: 'a',
