@@ -60,10 +60,10 @@ const now = (): number => performance.now();
  *
  * Shared mode (plugins/rate-limit-sync.ts): every bucket here mirrors the cluster's bucket for its key.
  * Requests are decided here, with no network call; the requests let through are counted per key
- * (`drainUsage`), sent to the tasks service in the background, and its answer — the shared bucket after
- * every replica's consumption — replaces the local tokens (`applyCluster`), minus what was let through
- * here since. When the sync fails, `setCost(replicas)` makes each request cost that many tokens: the
- * local limit divided by the last known replica count.
+ * (`drainUsage`), sent to the tasks service in the background, and its answer (the key's total over
+ * every replica, and the shared bucket) takes the other replicas' requests off the local bucket
+ * (`applyCluster`). When the sync fails, `setCost(replicas)` makes each request cost that many
+ * tokens: the local limit divided by the last known replica count.
  */
 export class KeyedTokenBuckets {
   private readonly buckets: LRUCache<string, Bucket> | undefined;
