@@ -11,6 +11,8 @@ interface Bucket {
   follow: number;
   /** The cluster's total for the key after this replica's last sync; undefined once it stopped following it. */
   seenTotal: number | undefined;
+  /** keyHash(key), computed at the key's first sync. */
+  hash: string | undefined;
 }
 
 /**
@@ -117,7 +119,7 @@ export class KeyedTokenBuckets {
     const at = now();
     if (!bucket) {
       if (!create || !this.buckets) return undefined;
-      bucket = { tokens: this.burst, at, pending: 0, follow: 0, seenTotal: undefined }; // a new client starts with its burst
+      bucket = { tokens: this.burst, at, pending: 0, follow: 0, seenTotal: undefined, hash: undefined }; // a new client starts with its burst
       this.buckets.set(key, bucket);
       return bucket;
     }
@@ -182,7 +184,8 @@ export class KeyedTokenBuckets {
       this.dirty.delete(key);
       const bucket = this.buckets?.peek(key);
       if (!bucket) continue;
-      usages.push({ key, hash: keyHash(key), consumed: bucket.pending });
+      bucket.hash ??= keyHash(key);
+      usages.push({ key, hash: bucket.hash, consumed: bucket.pending });
       bucket.follow = bucket.pending > 0 ? followSyncs : bucket.follow - 1;
       bucket.pending = 0;
       if (bucket.follow > 0) again.push(key);
