@@ -12,9 +12,13 @@ export interface ExtraGateway {
 /**
  * One more gateway replica against the shared test stack's backends (its own port, its own caches and
  * its own revocation stream to the tasks service), for tests of "refused on every replica at once"
- * that do not need a stack of their own. It trusts the app's tokens as the stack's gateway does. Rate limits are off so warming its caches never meets them.
+ * that do not need a stack of their own. It trusts the app's tokens as the stack's gateway does. Rate limits are off so warming its caches never meets them
+ * (unless `env` turns them on).
  */
-export async function startExtraGateway(label: string, options: { publicBaseUrl?: string; tasksGrpcTarget?: string } = {}): Promise<ExtraGateway> {
+export async function startExtraGateway(
+  label: string,
+  options: { publicBaseUrl?: string; tasksGrpcTarget?: string; env?: Record<string, string> } = {},
+): Promise<ExtraGateway> {
   const stack = inject('stack');
   const target = (name: string): string => `127.0.0.1:${stack.services.find((service) => service.name === name)?.grpcPort}`;
   const port = await freePort();
@@ -36,6 +40,8 @@ export async function startExtraGateway(label: string, options: { publicBaseUrl?
     WEBHOOKS_GRPC_TARGET: target('webhooks'),
     RATE_LIMIT_PER_SECOND: '0',
     AUTH_FAILURES_PER_MINUTE: '0',
+    // Overrides (e.g. rate limits on, for the tests of the limit shared by replicas).
+    ...options.env,
   };
   const entry = path.join(repoRoot, 'services', 'gateway', 'dist', 'main.js');
   const started = startProcess(`gateway-${label}`, process.execPath, [...nodeFlags, entry], { logDir: stack.logDir, env });

@@ -16,6 +16,7 @@ import idempotencyPlugin from './plugins/idempotency.js';
 import openApiPlugin from './plugins/openapi.js';
 import opsPlugin from './plugins/ops.js';
 import rateLimitPlugin from './plugins/rate-limit.js';
+import rateLimitSyncPlugin from './plugins/rate-limit-sync.js';
 import revocationsPlugin from './plugins/revocations.js';
 import { validatorCompiler } from './plugins/validation.js';
 
@@ -59,6 +60,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   await app.register(errorsPlugin);
   await app.register(rateLimitPlugin, { config });
   await app.register(backendsPlugin, { config, metrics: metrics.grpcClient });
+  await app.register(rateLimitSyncPlugin, { config, metrics: metrics.rateLimitSync, logger: deps.logger });
   await app.register(openApiPlugin);
   await app.register(revocationsPlugin, { metrics: metrics.revocations });
   await app.register(authPlugin, { config });

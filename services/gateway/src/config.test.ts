@@ -15,6 +15,8 @@ test('defaults', () => {
     AUTH_JWT_CLOCK_TOLERANCE_SECONDS: 5,
     RATE_LIMIT_PER_SECOND: 50,
     RATE_LIMIT_BURST: 200,
+    RATE_LIMIT_SYNC_INTERVAL_MS: 500,
+    RATE_LIMIT_SYNC_MAX_KEYS: 5000,
     AUTH_FAILURES_PER_MINUTE: 30,
   });
   expect(config.AUTH_JWT_PUBLIC_KEY).toBeUndefined();
@@ -37,6 +39,8 @@ test.each([
   [{ RATE_LIMIT_PER_SECOND: '-1' }, /RATE_LIMIT_PER_SECOND/],
   // The docs once said 0 meant "no limit": the refusal names the variable that does that.
   [{ RATE_LIMIT_BURST: '0' }, /RATE_LIMIT_BURST: must be at least 1 \(to turn the rate limit off, set RATE_LIMIT_PER_SECOND=0\)/],
+  [{ RATE_LIMIT_SYNC_INTERVAL_MS: '50' }, /RATE_LIMIT_SYNC_INTERVAL_MS: must be 0 \(no sharing\) or between 100 and 10000/],
+  [{ RATE_LIMIT_SYNC_MAX_KEYS: '10001' }, /RATE_LIMIT_SYNC_MAX_KEYS/],
   [{ PUBLIC_BASE_URL: 'api.example.com' }, /PUBLIC_BASE_URL: must be an http\(s\) URL/],
   [{ PUBLIC_BASE_URL: 'ftp://api.example.com' }, /PUBLIC_BASE_URL: must be an http\(s\) URL/],
   [{ PUBLIC_BASE_URL: 'https://api.example.com/?x=1' }, /PUBLIC_BASE_URL: must be a base URL without query/],

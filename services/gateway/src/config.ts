@@ -158,6 +158,17 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
         .int()
         .min(1, 'must be at least 1 (to turn the rate limit off, set RATE_LIMIT_PER_SECOND=0)')
         .default(200),
+      /**
+       * How often this replica sends its per-key usage to the tasks service and takes back the buckets
+       * every replica shares (tasks.v1.RateLimitService); 0 = no sharing (each replica limits alone).
+       */
+      RATE_LIMIT_SYNC_INTERVAL_MS: z.coerce
+        .number()
+        .int()
+        .refine((value) => value === 0 || (value >= 100 && value <= 10_000), 'must be 0 (no sharing) or between 100 and 10000')
+        .default(500),
+      /** Keys one sync sends at most (the rest wait for the next one); the tasks service accepts up to 10000. */
+      RATE_LIMIT_SYNC_MAX_KEYS: z.coerce.number().int().min(1).max(10_000).default(5_000),
       /** Failed authentications (bad API key or token) allowed per client IP per minute before 429. 0 = no limit. */
       AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(0).default(30),
 

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { RateLimitSyncMetrics } from './domain/rate-limit/sync.js';
 import { grpcClientMetrics, httpRequestDurationMetric, type GrpcClientMetrics } from '@tws/common';
 
 export interface GatewayMetrics {
@@ -10,6 +11,8 @@ export interface GatewayMetrics {
   revocations: RevocationMetrics;
   /** MCP tool calls and resource reads (api/mcp). */
   mcp: McpMetrics;
+  /** The shared rate limit's sync with the tasks service (plugins/rate-limit-sync.ts). */
+  rateLimitSync: RateLimitSyncMetrics;
 }
 
 export interface McpMetrics {
@@ -41,6 +44,24 @@ export function gatewayMetrics(registry: Registry): GatewayMetrics {
         help: 'Time to answer one MCP tool call or resource read, by tool.',
         labelNames: ['tool'],
         buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+        registers: [registry],
+      }),
+    },
+    rateLimitSync: {
+      syncs: new Counter({
+        name: 'rate_limit_syncs_total',
+        help: 'Syncs of the shared rate-limit buckets with the tasks service, by outcome (ok, error).',
+        labelNames: ['outcome'],
+        registers: [registry],
+      }),
+      shared: new Gauge({
+        name: 'rate_limit_shared',
+        help: '1 while the request limit is shared by the replicas, 0 while this replica limits alone at 1/replicas of it (the last sync failed).',
+        registers: [registry],
+      }),
+      replicas: new Gauge({
+        name: 'rate_limit_replicas',
+        help: 'Gateway replicas that synced their rate-limit usage in the last 30 s, as the last sync reported.',
         registers: [registry],
       }),
     },

@@ -50,6 +50,10 @@ Called with (dict "root" $ "component" "<name>"); also used by the migration Job
   value: {{ $values.rateLimit.perSecond | toString | quote }}
 - name: RATE_LIMIT_BURST
   value: {{ $values.rateLimit.burst | int64 | quote }}
+- name: RATE_LIMIT_SYNC_INTERVAL_MS
+  value: {{ $values.rateLimit.syncIntervalMs | int64 | quote }}
+- name: RATE_LIMIT_SYNC_MAX_KEYS
+  value: {{ $values.rateLimit.syncMaxKeys | int64 | quote }}
 - name: AUTH_FAILURES_PER_MINUTE
   value: {{ $values.rateLimit.authFailuresPerMinute | int64 | quote }}
 - name: ACCESS_LOG_SAMPLE_RATIO

@@ -3,6 +3,7 @@ import { grpcClientOptions, grpcHealthChecker, unaryApi, type GrpcClientMetrics,
 import { loadAttachmentsProto, loadTasksProto, loadWebhooksProto } from '@tws/proto-types';
 import type { AttachmentsServiceClient } from '@tws/proto-types/generated/attachments/v1/AttachmentsService';
 import type { IdempotencyServiceClient } from '@tws/proto-types/generated/tasks/v1/IdempotencyService';
+import type { RateLimitServiceClient } from '@tws/proto-types/generated/tasks/v1/RateLimitService';
 import type { RevocationServiceClient } from '@tws/proto-types/generated/tasks/v1/RevocationService';
 import type { TasksServiceClient } from '@tws/proto-types/generated/tasks/v1/TasksService';
 import type { WebhooksServiceClient } from '@tws/proto-types/generated/webhooks/v1/WebhooksService';
@@ -31,6 +32,9 @@ export type IdempotencyApi = UnaryApi<IdempotencyServiceClient, (typeof idempote
 /** The revoked grants the gateway reads (its own client: the stream shares the channel). */
 const revocationRpcs = ['ListRevokedGrants'] as const;
 export type RevocationsApi = UnaryApi<RevocationServiceClient, (typeof revocationRpcs)[number]>;
+/** The shared rate limit's sync (plugins/rate-limit-sync.ts). */
+const rateLimitRpcs = ['SyncRateLimits'] as const;
+export type RateLimitsApi = UnaryApi<RateLimitServiceClient, (typeof rateLimitRpcs)[number]>;
 
 /** Promise-returning TasksService calls with the gateway's deadline: `await tasks.GetWorkspace({ … })`. */
 export type TasksApi = UnaryApi<TasksServiceClient, (typeof tasksRpcs)[number]>;
@@ -57,6 +61,8 @@ export interface Backends {
   revocations: RevocationsApi;
   /** tasks.v1.IdempotencyService (same tasks target, its own client). */
   idempotency: IdempotencyApi;
+  /** tasks.v1.RateLimitService (the buckets every gateway replica shares). */
+  rateLimits: RateLimitsApi;
   /** grpc.health.v1 check of each backend (reported by /readyz, not required by it). */
   health: ReadinessCheck[];
   /** Closes the channels and the health checkers. */
@@ -75,6 +81,11 @@ export function connectBackends(config: GatewayConfig, metrics: GrpcClientMetric
     grpcClientOptions('tasks.v1.RevocationService'),
   );
   const idempotency = new (loadTasksProto().tasks.v1.IdempotencyService)(config.TASKS_GRPC_TARGET, insecure, options('tasks.v1.IdempotencyService'));
+  const rateLimits: RateLimitServiceClient = new (loadTasksProto().tasks.v1.RateLimitService)(
+    config.TASKS_GRPC_TARGET,
+    insecure,
+    options('tasks.v1.RateLimitService'),
+  );
   const attachments = new (loadAttachmentsProto().attachments.v1.AttachmentsService)(
     config.ATTACHMENTS_GRPC_TARGET,
     insecure,
@@ -95,11 +106,13 @@ export function connectBackends(config: GatewayConfig, metrics: GrpcClientMetric
     watchRevocations: () => revocations.WatchRevocations(),
     revocations: unaryApi(revocations, revocationRpcs, deadlineMs),
     idempotency: unaryApi(idempotency, idempotencyRpcs, deadlineMs),
+    rateLimits: unaryApi(rateLimits, rateLimitRpcs, deadlineMs),
     health: healthCheckers.map(({ name, checker }) => ({ name: `${name} service`, check: () => checker.check() })),
     close() {
       tasks.close();
       revocations.close();
       idempotency.close();
+      rateLimits.close();
       attachments.close();
       webhooks.close();
       for (const { checker } of healthCheckers) checker.close();

@@ -249,7 +249,7 @@ async function authPlugin(app: FastifyInstance, options: AuthOptions): Promise<v
 
   /** Unauthenticated requests are rate-limited by client IP. */
   function rateLimitUnauthenticated(request: FastifyRequest, error: unknown): void {
-    if (error instanceof HttpError && error.statusCode === 401) enforce(limits.requests, ipKey(request));
+    if (error instanceof HttpError && error.statusCode === 401) enforce(request, limits.requests, ipKey(request));
   }
 
   /** `credentialOnly` routes: the credential is checked and rate-limited; the route checks each workspace itself. */
@@ -262,7 +262,7 @@ async function authPlugin(app: FastifyInstance, options: AuthOptions): Promise<v
       throw error;
     }
     request.authenticatedCaller = identified.caller;
-    enforce(limits.requests, identified.bucket);
+    enforce(request, limits.requests, identified.bucket);
   }
 
   /** Authenticates, rate-limits and authorizes a request to a route that declares `config.auth`. */
@@ -276,7 +276,7 @@ async function authPlugin(app: FastifyInstance, options: AuthOptions): Promise<v
     }
     const { principal, bucket } = identified;
     request.authenticatedPrincipal = principal;
-    enforce(limits.requests, bucket);
+    enforce(request, limits.requests, bucket);
     if (!allows(principal, request.method)) {
       const scope = requiredScope(request.method);
       throw new HttpError(403, `token scope does not allow this request: "${scope}" is required`, {

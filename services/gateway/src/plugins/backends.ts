@@ -1,7 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { GrpcClientMetrics, ReadinessCheck } from '@tws/common';
-import { connectBackends, type AttachmentsApi, type IdempotencyApi, type RevocationsApi, type TasksApi, type WebhooksApi } from '../clients/backends.js';
+import {
+  connectBackends,
+  type AttachmentsApi,
+  type IdempotencyApi,
+  type RateLimitsApi,
+  type RevocationsApi,
+  type TasksApi,
+  type WebhooksApi,
+} from '../clients/backends.js';
 import type { RevocationCall } from '../clients/revocation-stream.js';
 import { TaskListReader } from '../clients/task-list-reader.js';
 import { TaskReader } from '../clients/task-reader.js';
@@ -15,6 +23,8 @@ declare module 'fastify' {
     watchRevocations: () => RevocationCall;
     /** tasks.v1.RevocationService unary calls (the live revoked OAuth grants). */
     revocationsApi: RevocationsApi;
+    /** tasks.v1.RateLimitService (plugins/rate-limit-sync.ts). */
+    rateLimitsApi: RateLimitsApi;
     /** Batched task reads (GET /v1/tasks/:id). */
     taskReader: TaskReader;
     /** Task lists with a per-replica copy validated on every request (GET /v1/projects/:id/tasks). */
@@ -44,6 +54,7 @@ async function backendsPlugin(app: FastifyInstance, options: BackendsOptions): P
   app.decorate('tasksApi', backends.tasks);
   app.decorate('watchRevocations', backends.watchRevocations);
   app.decorate('revocationsApi', backends.revocations);
+  app.decorate('rateLimitsApi', backends.rateLimits);
   app.decorate('taskReader', new TaskReader(backends.tasks));
   app.decorate('taskListReader', new TaskListReader(backends.tasks));
   app.decorate('idempotencyApi', backends.idempotency);

@@ -1,3 +1,4 @@
+import { rateLimitHeaders } from '../domain/rate-limit/headers.js';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startGateway, type Harness } from '../testing/harness.js';
 
@@ -110,4 +111,19 @@ test('every operation takes an optional X-Request-Id and every documented answer
     }
   }
   expect(spec.paths['/v1/workspace']?.get?.responses['429']).toMatchObject({ headers: { 'Retry-After': expect.anything() } });
+});
+
+test('every documented answer may carry RateLimit-Policy and RateLimit, whose patterns match what the gateway sends', () => {
+  const sent = rateLimitHeaders({ quota: 200, windowSeconds: 4 }, { allowed: true, remaining: 199, resetSeconds: 1, retryAfterSeconds: 0 });
+  for (const [path, item] of Object.entries(spec.paths)) {
+    for (const [method, operation] of Object.entries(item) as Array<[string, { responses: Record<string, { headers?: Record<string, { required?: boolean; schema?: { pattern?: string } }> }> }]>) {
+      for (const [code, response] of Object.entries(operation.responses)) {
+        const policy = response.headers?.['RateLimit-Policy'];
+        const state = response.headers?.['RateLimit'];
+        expect(policy?.required, `${method} ${path} ${code}`).toBeUndefined();
+        expect(sent['ratelimit-policy']).toMatch(new RegExp(policy?.schema?.pattern ?? '^$'));
+        expect(sent.ratelimit).toMatch(new RegExp(state?.schema?.pattern ?? '^$'));
+      }
+    }
+  }
 });

@@ -12,8 +12,10 @@ Authenticate with an API key (\`X-API-Key\`, full access to its workspace) or a 
 \`X-Workspace-Id\` (scope \`read\` allows GET only, \`write\` everything; the user must be a member of
 the workspace). Webhooks are managed with an API key only.
 
-Every error is \`{"error": "<message>"}\`. Requests are rate-limited per credential (token bucket):
-over the limit the answer is 429 with \`Retry-After\` (seconds).
+Every error is \`{"error": "<message>"}\`. Requests are rate-limited per credential (token bucket,
+shared by every server replica): over the limit the answer is 429 with \`Retry-After\` (seconds).
+Every answer to a limited request carries the IETF draft's \`RateLimit-Policy: "default";q=<burst>;w=<seconds>\`
+(q requests per w seconds: q / w is the sustained rate) and \`RateLimit: "default";r=<remaining>;t=<seconds until full again>\`.
 
 The \`webhooks\` section describes the signed POSTs sent to registered endpoints: payloads, headers
 (contract and Standard Webhooks signatures) and the answers expected.
@@ -39,6 +41,18 @@ interface OpenApiParts {
 
 const retryAfter = {
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 1 } },
+};
+
+/** draft-ietf-httpapi-ratelimit-headers; absent when the server runs without a limit (domain/rate-limit/headers.ts). */
+const rateLimitHeaders = {
+  'RateLimit-Policy': {
+    description: 'The limit: q requests per w seconds (the bucket size, and the time an empty bucket takes to refill), e.g. `"default";q=200;w=4`.',
+    schema: { type: 'string', pattern: '^"default";q=\\d+;w=\\d+$' },
+  },
+  RateLimit: {
+    description: 'This credential now: r requests may still be sent at once; the bucket is full again in t seconds, e.g. `"default";r=199;t=1`.',
+    schema: { type: 'string', pattern: '^"default";r=\\d+;t=\\d+$' },
+  },
 };
 
 const requestIdSchema = { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9\\-_.:/+=@]+$' };
@@ -134,7 +148,7 @@ function documentIdempotency(operation: Operation): void {
  * only the referenced ones are kept. 429 answers document their Retry-After header, the 200 and 304
  * answers of operations taking If-None-Match their ETag (the 200 of those taking If-Match too); paths with
  * parameters document the router's 400 and 414; every operation takes an optional X-Request-Id and
- * every answer carries one.
+ * every answer carries one, and the RateLimit headers when the limit is on.
  */
 function finish<Document extends object>(generated: Document): Document {
   const document = generated as OpenApiParts;
@@ -151,7 +165,7 @@ function finish<Document extends object>(generated: Document): Document {
     for (const [method, operation] of Object.entries(pathItem ?? {})) {
       if (!operation) continue;
       const tooMany = operation.responses?.['429'];
-      if (tooMany) tooMany.headers = retryAfter;
+      if (tooMany) tooMany.headers = { ...retryAfter };
       const taggedCodes = takesHeader(operation.parameters, 'if-none-match') ? ['200', '304'] : takesHeader(operation.parameters, 'if-match') ? ['200'] : [];
       for (const code of taggedCodes) {
         const tagged = operation.responses?.[code];
@@ -161,7 +175,7 @@ function finish<Document extends object>(generated: Document): Document {
       if (method === 'post' && path.startsWith('/v1/')) documentIdempotency(operation);
       operation.parameters = [...(operation.parameters ?? []), requestIdParameter];
       const responses = operation.responses ?? {};
-      for (const [code, response] of Object.entries(responses)) responses[code] = { ...response, headers: { ...requestIdHeader, ...response.headers } };
+      for (const [code, response] of Object.entries(responses)) responses[code] = { ...response, headers: { ...requestIdHeader, ...rateLimitHeaders, ...response.headers } };
     }
   }
   return { ...generated, components: { ...document.components, schemas } };

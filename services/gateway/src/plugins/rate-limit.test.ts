@@ -107,3 +107,28 @@ describe('each request is charged once, by its route policy', () => {
     expect(await statuses(3, () => h.app.inject({ url: '/v1/nothing', remoteAddress: '10.9.0.2' }))).toEqual([404, 404, 429]);
   });
 });
+
+describe('RateLimit headers (IETF draft fields)', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startGateway({ RATE_LIMIT_PER_SECOND: '0.5', RATE_LIMIT_BURST: '3' });
+    fakeCredentials(h.fake);
+    h.fake.handlers.set('ListProjects', () => ({ projects: [] }));
+  });
+  afterAll(async () => h.close());
+
+  test('every charged answer carries RateLimit-Policy and RateLimit, the 429 too; probes carry neither', async () => {
+    const answers = [];
+    for (let i = 0; i < 4; i += 1) answers.push(await call(h.app, 'GET', '/v1/projects', { apiKey: validApiKey }));
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 429]);
+    expect(answers.map((answer) => answer.headers['ratelimit'])).toEqual(['"default";r=2;t=2', '"default";r=1;t=4', '"default";r=0;t=6', '"default";r=0;t=6']);
+    for (const answer of answers) expect(answer.headers['ratelimit-policy']).toBe('"default";q=3;w=6');
+    expect(answers[3]!.headers['retry-after']).toBe('2');
+    const probe = await h.app.inject({ url: '/healthz' });
+    expect(probe.headers['ratelimit']).toBeUndefined();
+    expect(probe.headers['ratelimit-policy']).toBeUndefined();
+    const metrics = await h.app.inject({ url: '/metrics' });
+    expect(metrics.statusCode).toBe(200);
+    expect(metrics.headers['ratelimit']).toBeUndefined();
+  });
+});

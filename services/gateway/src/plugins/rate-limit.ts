@@ -1,68 +1,11 @@
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
-import { TokenBucket } from 'limiter';
-import { LRUCache } from 'lru-cache';
 import type { GatewayConfig } from '../config.js';
+import { rateLimitHeaders } from '../domain/rate-limit/headers.js';
+import { KeyedTokenBuckets, type RateLimitDecision } from '../domain/rate-limit/keyed-buckets.js';
 import { HttpError } from './errors.js';
 
-/**
- * Token buckets by key (a credential hash, a user + workspace, a client IP), in this process's
- * memory: each gateway replica limits on its own. A bucket holds `burst` tokens and refills at
- * `perSecond`; a bucket untouched for as long as a full refill takes is dropped, which changes
- * nothing (it would be full again), and at most `maxKeys` buckets are kept.
- */
-export class KeyedTokenBuckets {
-  private readonly buckets: LRUCache<string, TokenBucket> | undefined;
-
-  constructor(
-    private readonly perSecond: number,
-    private readonly burst: number,
-    maxKeys = 100_000,
-  ) {
-    if (perSecond > 0 && burst > 0) {
-      const fullRefillMs = Math.ceil((burst / perSecond) * 1000);
-      this.buckets = new LRUCache<string, TokenBucket>({ max: maxKeys, ttl: Math.max(fullRefillMs, 1_000), updateAgeOnGet: true });
-    }
-  }
-
-  get enabled(): boolean {
-    return this.buckets !== undefined;
-  }
-
-  private bucket(key: string): TokenBucket {
-    let bucket = this.buckets?.get(key);
-    if (!bucket) {
-      bucket = new TokenBucket({ bucketSize: this.burst, tokensPerInterval: this.perSecond, interval: 1000 });
-      bucket.content = this.burst; // limiter's buckets start empty; a new client starts with its burst
-      this.buckets?.set(key, bucket);
-    }
-    return bucket;
-  }
-
-  /** Takes one token: 0 when allowed, otherwise the whole seconds until a token is back (≥ 1). */
-  take(key: string): number {
-    if (!this.buckets) return 0;
-    const bucket = this.bucket(key);
-    if (bucket.tryRemoveTokens(1)) return 0;
-    return Math.max(1, Math.ceil(bucket.getWaitTime(1) / 1000));
-  }
-
-  /** Gives back a token taken earlier (a reservation that turned out not to count), up to the burst. */
-  refund(key: string): void {
-    const bucket = this.buckets?.get(key);
-    if (!bucket) return;
-    bucket.drip();
-    bucket.content = Math.min(this.burst, bucket.content + 1);
-  }
-
-  /** Without taking anything: 0 when a token is available, otherwise the seconds to wait. */
-  waitSeconds(key: string): number {
-    const bucket = this.buckets?.get(key);
-    if (!bucket) return 0;
-    const waitMs = bucket.getWaitTime(1);
-    return waitMs === 0 ? 0 : Math.max(1, Math.ceil(waitMs / 1000));
-  }
-}
+export { KeyedTokenBuckets };
 
 export interface RateLimits {
   /** Requests per credential (or per client IP when unauthenticated). */
@@ -74,6 +17,10 @@ export interface RateLimits {
 declare module 'fastify' {
   interface FastifyInstance {
     rateLimits: RateLimits;
+  }
+  interface FastifyRequest {
+    /** The request's charge against `rateLimits.requests` (null: not charged), sent as RateLimit headers. */
+    rateLimitDecision: RateLimitDecision | null;
   }
   interface FastifyContextConfig {
     /**
@@ -89,10 +36,12 @@ export function tooManyRequests(retryAfterSeconds: number, message = 'rate limit
   return new HttpError(429, message, { 'retry-after': String(retryAfterSeconds) });
 }
 
-/** Counts a request against a bucket; throws the 429 when it is empty. */
-export function enforce(buckets: KeyedTokenBuckets, key: string, message?: string): void {
-  const retryAfter = buckets.take(key);
-  if (retryAfter > 0) throw tooManyRequests(retryAfter, message);
+/** Counts a request against a bucket (its answer then carries the RateLimit headers); throws the 429 when it is empty. */
+export function enforce(request: FastifyRequest, buckets: KeyedTokenBuckets, key: string, message?: string): void {
+  const decision = buckets.consume(key);
+  if (!decision) return;
+  request.rateLimitDecision = decision;
+  if (!decision.allowed) throw tooManyRequests(decision.retryAfterSeconds, message);
 }
 
 export const ipKey = (request: FastifyRequest): string => `ip:${request.ip}`;
@@ -113,16 +62,24 @@ export function prependOnRequest(route: RouteOptions, hook: onRequestHookHandler
  * plugin must be registered before the routes). The auth hook charges the caller's credential once
  * it is known; every other route (docs, OpenAPI, capability URLs) and any request that matches no
  * route is charged to the client IP here. Behind an ingress set TRUST_PROXY so the IP is the client's.
+ * Every answer to a charged request carries `RateLimit-Policy` and `RateLimit` (domain/rate-limit/headers.ts);
+ * plugins/rate-limit-sync.ts shares the buckets with the other replicas.
  */
 async function rateLimitPlugin(app: FastifyInstance, options: { config: GatewayConfig }): Promise<void> {
   const { config } = options;
   const limits: RateLimits = {
-    requests: new KeyedTokenBuckets(config.RATE_LIMIT_PER_SECOND, config.RATE_LIMIT_BURST),
+    requests: new KeyedTokenBuckets(config.RATE_LIMIT_PER_SECOND, config.RATE_LIMIT_BURST, { shared: config.RATE_LIMIT_SYNC_INTERVAL_MS > 0 }),
     authFailures: new KeyedTokenBuckets(config.AUTH_FAILURES_PER_MINUTE / 60, config.AUTH_FAILURES_PER_MINUTE),
   };
   app.decorate('rateLimits', limits);
+  app.decorateRequest('rateLimitDecision', null);
   if (!limits.requests.enabled) return;
-  const limitByClientIp = async (request: FastifyRequest): Promise<void> => enforce(limits.requests, ipKey(request));
+  const policy = limits.requests.policy;
+  // Every answer to a charged request, 429 and other errors included (onSend runs for those too).
+  app.addHook('onSend', async (request, reply) => {
+    if (request.rateLimitDecision) void reply.headers(rateLimitHeaders(policy, request.rateLimitDecision));
+  });
+  const limitByClientIp = async (request: FastifyRequest): Promise<void> => enforce(request, limits.requests, ipKey(request));
   app.addHook('onRoute', (route) => {
     if (route.config?.rateLimit === false || route.config?.auth) return;
     prependOnRequest(route, limitByClientIp);

@@ -6,6 +6,7 @@ import type { IdempotencySettings } from '../domain/idempotency.js';
 import { adminServiceHandlers } from './admin-service.js';
 import { idempotencyServiceHandlers } from './idempotency-service.js';
 import { labelsServiceHandlers } from './labels-service.js';
+import { rateLimitServiceHandlers } from './rate-limit-service.js';
 import { revocationServiceHandlers } from './revocation-service.js';
 import { settingsServiceHandlers } from './settings-service.js';
 import { taskPageServiceHandlers } from './task-page-service.js';
@@ -27,6 +28,7 @@ export function buildGrpcServices(deps: {
     { name: 'tasks.v1.SettingsService', definition: proto.SettingsService.service, implementation: settingsServiceHandlers(deps) },
     { name: 'tasks.v1.TaskPageService', definition: proto.TaskPageService.service, implementation: taskPageServiceHandlers(deps) },
     { name: 'tasks.v1.LabelsService', definition: proto.LabelsService.service, implementation: labelsServiceHandlers(deps) },
+    { name: 'tasks.v1.RateLimitService', definition: proto.RateLimitService.service, implementation: rateLimitServiceHandlers(deps) },
     {
       name: 'tasks.v1.IdempotencyService',
       definition: proto.IdempotencyService.service,

@@ -48,7 +48,7 @@ export interface Project {
   name: string;
   description: string | null;
   taskPrefix: string;
-  /** Row version, bumped by every change (migration 011): its entity tag. */
+  /** Row version, bumped by every change (migration 012): its entity tag. */
   version: string;
 }
 
@@ -57,7 +57,7 @@ export interface Section {
   name: string;
   order: number;
   projectId: string;
-  /** Row version, bumped by every change (migration 011): its entity tag. */
+  /** Row version, bumped by every change (migration 012): its entity tag. */
   version: string;
 }
 

@@ -1,6 +1,6 @@
 /*
  * Entity tags of projects and sections (RFC 9110 §8.8.3). What the API shows of one is a single row,
- * and every change of that row bumps its `version` (migration 011), so the version is a strong
+ * and every change of that row bumps its `version` (migration 012), so the version is a strong
  * validator: `"p<version>"` for a project, `"s<version>"` for a section. The tasks service alone
  * makes and reads these tags; the gateway passes them through (ETag, If-Match) untouched.
  */
