@@ -21,7 +21,16 @@ const tasksRpcs = [
 const attachmentsRpcs = [
   'CreateUpload', 'RegisterAttachment', 'ListTaskAttachments', 'GetDownloadUrl', 'DeleteTaskAttachments', 'GetWorkspaceUsage',
 ] as const;
-const webhooksRpcs = ['CreateEndpoint', 'ListEndpoints', 'DeleteEndpoint', 'ListDeliveries', 'RedeliverDelivery'] as const;
+const webhooksRpcs = [
+  'CreateEndpoint',
+  'ListEndpoints',
+  'DeleteEndpoint',
+  'ListDeliveries',
+  'RedeliverDelivery',
+  'UpdateEndpoint',
+  'RotateEndpointSecret',
+  'SendTestEvent',
+] as const;
 
 /** The revoked grants the gateway reads (its own client: the stream shares the channel). */
 const revocationRpcs = ['ListRevokedGrants'] as const;

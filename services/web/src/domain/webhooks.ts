@@ -25,6 +25,8 @@ export interface EndpointRow {
   url: string;
   events: string[];
   createdAt: string;
+  /** Set while the endpoint is disabled (by PATCH or automatically after failing): no new deliveries. */
+  disabled?: { at: string | null; reason: 'manual' | 'failing' } | undefined;
 }
 
 export type DeliveryState = 'pending' | 'succeeded' | 'failed' | 'cancelled';
@@ -133,7 +135,16 @@ const outcomes: Partial<Record<string, AttemptOutcome>> = {
   ATTEMPT_OUTCOME_BLOCKED: 'blocked',
 };
 
-export const toEndpointRow = (endpoint: Endpoint__Output): EndpointRow => ({ id: endpoint.id, url: endpoint.url, events: endpoint.events, createdAt: endpoint.createdAt });
+export const toEndpointRow = (endpoint: Endpoint__Output): EndpointRow => ({
+  id: endpoint.id,
+  url: endpoint.url,
+  events: endpoint.events,
+  createdAt: endpoint.createdAt,
+  // An endpoint from a webhooks service without the field (enabled defaults to false in proto3) counts as enabled.
+  ...(endpoint.enabled || endpoint.disabledReason === 'DISABLED_REASON_UNSPECIFIED'
+    ? {}
+    : { disabled: { at: endpoint.disabledAt ?? null, reason: endpoint.disabledReason === 'DISABLED_REASON_FAILING' ? 'failing' : 'manual' } }),
+});
 
 export function toDeliveryRow(delivery: Delivery__Output): DeliveryRow {
   const state = states[String(delivery.state)];
