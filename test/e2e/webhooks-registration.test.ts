@@ -188,6 +188,9 @@ describe('webhook routes in the OpenAPI document', () => {
       'listWebhookDeliveries',
       'listWebhooks',
       'redeliverWebhookDelivery',
+      'rotateWebhookSecret',
+      'testWebhook',
+      'updateWebhook',
     ]);
     for (const { operation } of operations) {
       expect(operation.security).toEqual([{ apiKey: [] }]);

@@ -142,8 +142,9 @@ export class EndpointStore {
   }
 
   /**
-   * Attempt outcomes of a batch, per endpoint: a success ends a failure streak, a failure starts one
-   * (at the database's now(), so a late-recorded failure never backdates it); both write only on a
+   * Attempt outcomes of a batch: `succeeded` endpoints had a success (their failure streak ends),
+   * `failed` ones ended the batch on a failure (a streak starts, after that success if in both lists,
+   * at the database's now(), so a late-recorded failure never backdates it); both write only on a
    * change. Enabled endpoints failing for `disableAfterSeconds` or longer are then disabled (reason
    * `failing`) with their pending deliveries cancelled; their ids are returned. 0 = never disable.
    */

@@ -14,24 +14,35 @@ export interface EndpointHealthOptions {
   logger: Logger;
 }
 
+/** One endpoint's attempts since the last flush. */
+export interface Outcomes {
+  anySucceeded: boolean;
+  lastSucceeded: boolean;
+}
+
 /**
  * Auto-disable (issue #18): the outcome of every logged attempt, per endpoint, is collected here and
  * written in one batch (workers/endpoint-upkeep.ts flushes every second), so the attempt path pays a
- * Map write, not a statement. Per endpoint only the last outcome of a batch counts: a success ends the
- * endpoint's failure streak, a failure starts one or, once the streak is `disableAfterSeconds` old,
- * disables the endpoint (logged at warn with its id, counted).
+ * Map write, not a statement. Any success in a batch ends the endpoint's failure streak; a batch
+ * whose last attempt failed starts one (after that success, if any) or, once the streak is
+ * `disableAfterSeconds` old, disables the endpoint (logged at warn with its id, counted).
  */
 export class EndpointHealth {
-  private outcomes = new Map<string, boolean>();
+  private outcomes = new Map<string, Outcomes>();
 
   constructor(private readonly options: EndpointHealthOptions) {}
 
   /** An attempt to `endpointId` was logged: `ok` = it succeeded. */
   observe(endpointId: string, ok: boolean): void {
     if (this.options.disableAfterSeconds === 0) return;
-    // Re-inserted so the Map's order is that of the last outcomes (bounded by the number of endpoints).
-    this.outcomes.delete(endpointId);
-    this.outcomes.set(endpointId, ok);
+    const seen = this.outcomes.get(endpointId);
+    if (seen) {
+      seen.anySucceeded ||= ok;
+      seen.lastSucceeded = ok;
+    } else {
+      // Bounded by the number of endpoints attempted within one flush interval.
+      this.outcomes.set(endpointId, { anySucceeded: ok, lastSucceeded: ok });
+    }
   }
 
   /** Endpoints waiting to be written. */
@@ -49,7 +60,7 @@ export class EndpointHealth {
     try {
       disabled = await this.options.store.recordHealth(succeeded, failed, this.options.disableAfterSeconds);
     } catch (error) {
-      for (const [endpointId, ok] of batch) if (!this.outcomes.has(endpointId)) this.outcomes.set(endpointId, ok);
+      for (const [endpointId, older] of batch) this.outcomes.set(endpointId, merge(older, this.outcomes.get(endpointId)));
       throw error;
     }
     for (const endpointId of disabled) {
@@ -63,10 +74,22 @@ export class EndpointHealth {
   }
 }
 
-/** The endpoints whose last outcome succeeded, and those whose last outcome failed. */
-export function splitOutcomes(outcomes: ReadonlyMap<string, boolean>): { succeeded: string[]; failed: string[] } {
+/** Outcomes of an older batch followed by those of a newer one (if any). */
+export function merge(older: Outcomes, newer: Outcomes | undefined): Outcomes {
+  if (!newer) return older;
+  return { anySucceeded: older.anySucceeded || newer.anySucceeded, lastSucceeded: newer.lastSucceeded };
+}
+
+/**
+ * `succeeded`: endpoints with a success in the batch (their streak ends); `failed`: endpoints whose
+ * last attempt failed (a streak starts, after the success if both). An endpoint can be in both.
+ */
+export function splitOutcomes(outcomes: ReadonlyMap<string, Outcomes>): { succeeded: string[]; failed: string[] } {
   const succeeded: string[] = [];
   const failed: string[] = [];
-  for (const [endpointId, ok] of outcomes) (ok ? succeeded : failed).push(endpointId);
+  for (const [endpointId, seen] of outcomes) {
+    if (seen.anySucceeded) succeeded.push(endpointId);
+    if (!seen.lastSucceeded) failed.push(endpointId);
+  }
   return { succeeded, failed };
 }
