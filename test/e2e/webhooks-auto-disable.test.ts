@@ -119,7 +119,7 @@ describe('auto-disable of an endpoint whose every attempt fails (WEBHOOK_AUTO_DI
     const log = await readFile(path.join(stack.logDir, 'webhooks.log'), 'utf8');
     const lines = log.split('\n').filter((line) => line.includes('webhook endpoint disabled'));
     expect(lines).toHaveLength(1);
-    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 40, endpointId: brokenEndpoint!.id, disabledReason: 'failing' });
+    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'warn', endpointId: brokenEndpoint!.id, disabledReason: 'failing' });
     expect(log).not.toContain(secret);
     const ops = stack.services.instances.find((instance) => instance.name === 'webhooks')?.opsUrl;
     expect(await (await fetch(`${ops}/metrics`)).text()).toMatch(/webhook_endpoints_auto_disabled_total\{service="webhooks"\} 1\n/);

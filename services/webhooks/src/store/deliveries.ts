@@ -295,8 +295,8 @@ export class DeliveryStore {
   async createTestDelivery(input: { id: string; endpointId: string; event: IncomingEvent }): Promise<DeliveryLogEntry | undefined> {
     await this.pool.query(
       `WITH ev AS (INSERT INTO events (id, workspace_id, type, task_id, payload) VALUES ($1, $2, $3, $4, $5) RETURNING id)
-       INSERT INTO deliveries (id, endpoint_id, event_id, next_attempt_at) SELECT $6, $4, ev.id, clock_timestamp() FROM ev`,
-      [input.event.id, input.event.workspaceId, input.event.type, input.endpointId, input.event.payload, input.id],
+       INSERT INTO deliveries (id, endpoint_id, event_id, next_attempt_at) SELECT $6::uuid, $7::uuid, ev.id, clock_timestamp() FROM ev`,
+      [input.event.id, input.event.workspaceId, input.event.type, input.event.taskId, input.event.payload, input.id, input.endpointId],
     );
     return (await this.logEntries([input.id]))[0];
   }
