@@ -135,16 +135,19 @@ const outcomes: Partial<Record<string, AttemptOutcome>> = {
   ATTEMPT_OUTCOME_BLOCKED: 'blocked',
 };
 
-export const toEndpointRow = (endpoint: Endpoint__Output): EndpointRow => ({
-  id: endpoint.id,
-  url: endpoint.url,
-  events: endpoint.events,
-  createdAt: endpoint.createdAt,
-  // An endpoint from a webhooks service without the field (enabled defaults to false in proto3) counts as enabled.
-  ...(endpoint.enabled || endpoint.disabledReason === 'DISABLED_REASON_UNSPECIFIED'
-    ? {}
-    : { disabled: { at: endpoint.disabledAt ?? null, reason: endpoint.disabledReason === 'DISABLED_REASON_FAILING' ? 'failing' : 'manual' } }),
-});
+const disabledReasons: Partial<Record<string, 'manual' | 'failing'>> = { DISABLED_REASON_MANUAL: 'manual', DISABLED_REASON_FAILING: 'failing' };
+
+export const toEndpointRow = (endpoint: Endpoint__Output): EndpointRow => {
+  // A reason is set only while disabled (an older webhooks service sends none: enabled).
+  const reason = disabledReasons[String(endpoint.disabledReason)];
+  return {
+    id: endpoint.id,
+    url: endpoint.url,
+    events: endpoint.events,
+    createdAt: endpoint.createdAt,
+    ...(reason ? { disabled: { at: endpoint.disabledAt ?? null, reason } } : {}),
+  };
+};
 
 export function toDeliveryRow(delivery: Delivery__Output): DeliveryRow {
   const state = states[String(delivery.state)];
