@@ -56,7 +56,10 @@ describe('webhook registration (POST/GET/DELETE /v1/webhooks)', () => {
     const created = await registerWebhook(keyOf(other), { url: `https://${host('listed')}/hook`, secret: 'top-secret-value' });
     const listed = await api<Webhook[]>('GET', '/v1/webhooks', { credentials: keyOf(other) });
     expect(listed.status).toBe(200);
-    expect(listed.body).toEqual([{ ...created, createdAt: expect.stringMatching(TIMESTAMP) }]);
+    // The contract's fields, plus the additive administration fields (issue #18).
+    expect(listed.body).toEqual([
+      { ...created, createdAt: expect.stringMatching(TIMESTAMP), enabled: true, disabledAt: null, disabledReason: null, previousSecretExpiresAt: null },
+    ]);
     expect(listed.text).not.toContain('top-secret-value');
     expect(listed.text).not.toContain('secret');
 
@@ -188,6 +191,9 @@ describe('webhook routes in the OpenAPI document', () => {
       'listWebhookDeliveries',
       'listWebhooks',
       'redeliverWebhookDelivery',
+      'rotateWebhookSecret',
+      'testWebhook',
+      'updateWebhook',
     ]);
     for (const { operation } of operations) {
       expect(operation.security).toEqual([{ apiKey: [] }]);

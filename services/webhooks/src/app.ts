@@ -6,6 +6,7 @@ import { webhooksService } from './api/webhooks-service.js';
 import { HostVetter } from './clients/host-vetting.js';
 import { WebhookSender } from './clients/sender.js';
 import type { WebhooksConfig } from './config.js';
+import { EndpointHealth } from './domain/delivery/endpoint-health.js';
 import { DeliveryPipeline } from './domain/delivery/pipeline.js';
 import { createWebhookMetrics } from './metrics.js';
 import { BacklogStore } from './store/backlog.js';
@@ -18,6 +19,7 @@ import { BacklogDrainer } from './workers/backlog-drainer.js';
 import { ScheduledAttemptHandler, TaskEventHandler } from './workers/consumer/handlers.js';
 import { TrackedConsumer } from './workers/consumer/runner.js';
 import { DeletedEndpoints } from './workers/deleted-endpoints.js';
+import { endpointUpkeep } from './workers/endpoint-upkeep.js';
 import { deliveryLogRetention } from './workers/retention.js';
 
 
@@ -61,6 +63,13 @@ export function buildApp(config: WebhooksConfig, logger: Logger, registry: Regis
   const backlog = new BacklogStore(pool);
   const deleted = new DeletedEndpoints({ endpoints, logger });
   const shutdown = new AbortController();
+  const health = new EndpointHealth({
+    store: endpoints,
+    disableAfterSeconds: config.WEBHOOK_AUTO_DISABLE_AFTER_SECONDS,
+    autoDisabled: metrics.autoDisabled,
+    logger,
+  });
+  const upkeep = endpointUpkeep({ endpoints, health, logger });
   const pipeline = new DeliveryPipeline({
     store: deliveries,
     sender,
@@ -76,6 +85,7 @@ export function buildApp(config: WebhooksConfig, logger: Logger, registry: Regis
     endpointMaxQueueWaitMs: config.WEBHOOK_ENDPOINT_MAX_QUEUE_WAIT_MS,
     backlog,
     isDeleted: (endpointId) => deleted.has(endpointId),
+    onOutcome: (endpointId, ok) => health.observe(endpointId, ok),
     signal: shutdown.signal,
   });
   const drainer = new BacklogDrainer({ backlog, store: deliveries, pipeline, logger, maxPending: config.WEBHOOK_MAX_PENDING_DELIVERIES });
@@ -128,6 +138,7 @@ export function buildApp(config: WebhooksConfig, logger: Logger, registry: Regis
       await eventsConsumer.start();
       await scheduledConsumer.start();
       retention.start();
+      upkeep.start();
     },
     workers: [
       {
@@ -139,6 +150,7 @@ export function buildApp(config: WebhooksConfig, logger: Logger, registry: Regis
         },
       },
       { name: 'delivery log retention', run: () => retention.stop() },
+      { name: 'endpoint health and secret upkeep', run: () => upkeep.stop() },
       { name: 'kafka producer', run: () => producer.disconnect() },
       { name: 'webhook connection pools', run: () => sender.close() },
     ],

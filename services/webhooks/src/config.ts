@@ -109,6 +109,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
       WEBHOOK_MAX_PENDING_DELIVERIES: env.count(2_000),
       /** Finished deliveries (and their attempts) are kept this many days in the delivery log. */
       WEBHOOK_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+      /**
+       * An endpoint whose every attempt failed for this long is disabled (no new deliveries; its pending
+       * ones are cancelled) until re-enabled with PATCH. 0 = never. Default 3 days.
+       */
+      WEBHOOK_AUTO_DISABLE_AFTER_SECONDS: z.coerce.number().int().min(0).max(90 * 86_400).default(259_200),
       /** Kafka partitions of the retry, redelivery and dead-letter topics (set by migrate.js). */
       KAFKA_TOPIC_PARTITIONS: env.count(6),
       ...kafkaConnectionEnv,

@@ -11,6 +11,7 @@ export interface WebhookMetrics {
   inFlight: Gauge;
   parked: Counter;
   skippedDeleted: Counter;
+  autoDisabled: Counter;
 }
 
 /** The webhook series, on the service's registry (`service="webhooks"` is added by the registry). */
@@ -71,6 +72,11 @@ export function createWebhookMetrics(registry: Registry): WebhookMetrics {
     skippedDeleted: new Counter({
       name: 'webhook_attempts_skipped_deleted_total',
       help: 'Attempts not started because their endpoint was deleted meanwhile.',
+      registers: [registry],
+    }),
+    autoDisabled: new Counter({
+      name: 'webhook_endpoints_auto_disabled_total',
+      help: 'Endpoints disabled because every attempt to them failed for WEBHOOK_AUTO_DISABLE_AFTER_SECONDS.',
       registers: [registry],
     }),
   };

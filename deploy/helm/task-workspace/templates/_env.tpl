@@ -166,6 +166,8 @@ Called with (dict "root" $ "component" "<name>"); also used by the migration Job
   value: {{ $values.dnsCacheMaxTtlSeconds | int64 | quote }}
 - name: WEBHOOK_LOG_RETENTION_DAYS
   value: {{ $values.logRetentionDays | int64 | quote }}
+- name: WEBHOOK_AUTO_DISABLE_AFTER_SECONDS
+  value: {{ $values.autoDisableAfterSeconds | int64 | quote }}
 {{- end }}
 {{- with $values.extraEnv }}
 {{ toYaml . }}

@@ -23,7 +23,16 @@ const tasksRpcs = [
 const attachmentsRpcs = [
   'CreateUpload', 'RegisterAttachment', 'ListTaskAttachments', 'GetDownloadUrl', 'DeleteTaskAttachments', 'GetWorkspaceUsage',
 ] as const;
-const webhooksRpcs = ['CreateEndpoint', 'ListEndpoints', 'DeleteEndpoint', 'ListDeliveries', 'RedeliverDelivery'] as const;
+const webhooksRpcs = [
+  'CreateEndpoint',
+  'ListEndpoints',
+  'DeleteEndpoint',
+  'ListDeliveries',
+  'RedeliverDelivery',
+  'UpdateEndpoint',
+  'RotateEndpointSecret',
+  'SendTestEvent',
+] as const;
 
 /** The stored answers of POSTs sent with an Idempotency-Key (plugins/idempotency.ts). */
 const idempotencyRpcs = ['BeginIdempotentRequest', 'CompleteIdempotentRequest', 'ReleaseIdempotentRequest'] as const;

@@ -45,6 +45,9 @@ const expectedOperations = [
   'delete /v1/webhooks/{id}',
   'get /v1/webhooks/{id}/deliveries',
   'post /v1/webhooks/{id}/deliveries/{deliveryId}/redeliver',
+  'patch /v1/webhooks/{id}',
+  'post /v1/webhooks/{id}/rotate-secret',
+  'post /v1/webhooks/{id}/test',
 ];
 
 test('OpenAPI 3.1 with every /v1 operation and nothing else', () => {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { WebhooksApi } from '../clients/webhooks.js';
 import { UserFacingError } from './errors.js';
 import type { WorkspaceMembership } from './people.js';
-import { checkRegistration, registrationError, Webhooks } from './webhooks.js';
+import { checkRegistration, registrationError, toEndpointRow, Webhooks } from './webhooks.js';
 
 const member: WorkspaceMembership = { workspaceId: 'w1', urlId: 'acme', name: 'Acme', userId: 'u1', role: 'member' };
 const guest: WorkspaceMembership = { ...member, role: 'guest' };
@@ -161,5 +161,17 @@ describe('Webhooks', () => {
     await expect(webhooks.get(member, '../x')).rejects.toMatchObject({ statusCode: 404 });
     await expect(webhooks.redeliver(member, endpointId, 'nope')).rejects.toMatchObject({ statusCode: 404 });
     expect(calls.length).toBe(before);
+  });
+});
+
+describe('toEndpointRow', () => {
+  const base = { id: endpointId, url: 'https://a.example/', events: ['task.created'], createdAt: '2026-01-02T03:04:05.000Z' };
+  it('marks an endpoint disabled only while it has a reason (auto-disabled or by request)', () => {
+    expect(toEndpointRow({ ...base, enabled: true, disabledReason: 'DISABLED_REASON_UNSPECIFIED' }).disabled).toBeUndefined();
+    expect(toEndpointRow({ ...base, enabled: false, disabledAt: '2026-01-05T00:00:00.000Z', disabledReason: 'DISABLED_REASON_FAILING' }).disabled).toEqual({
+      at: '2026-01-05T00:00:00.000Z',
+      reason: 'failing',
+    });
+    expect(toEndpointRow({ ...base, enabled: false, disabledReason: 'DISABLED_REASON_MANUAL' }).disabled?.reason).toBe('manual');
   });
 });

@@ -25,6 +25,8 @@ export interface EndpointRow {
   url: string;
   events: string[];
   createdAt: string;
+  /** Set while the endpoint is disabled (by PATCH or automatically after failing): no new deliveries. */
+  disabled?: { at: string | null; reason: 'manual' | 'failing' } | undefined;
 }
 
 export type DeliveryState = 'pending' | 'succeeded' | 'failed' | 'cancelled';
@@ -133,7 +135,19 @@ const outcomes: Partial<Record<string, AttemptOutcome>> = {
   ATTEMPT_OUTCOME_BLOCKED: 'blocked',
 };
 
-export const toEndpointRow = (endpoint: Endpoint__Output): EndpointRow => ({ id: endpoint.id, url: endpoint.url, events: endpoint.events, createdAt: endpoint.createdAt });
+const disabledReasons: Partial<Record<string, 'manual' | 'failing'>> = { DISABLED_REASON_MANUAL: 'manual', DISABLED_REASON_FAILING: 'failing' };
+
+export const toEndpointRow = (endpoint: Endpoint__Output): EndpointRow => {
+  // A reason is set only while disabled (an older webhooks service sends none: enabled).
+  const reason = disabledReasons[String(endpoint.disabledReason)];
+  return {
+    id: endpoint.id,
+    url: endpoint.url,
+    events: endpoint.events,
+    createdAt: endpoint.createdAt,
+    ...(reason ? { disabled: { at: endpoint.disabledAt ?? null, reason } } : {}),
+  };
+};
 
 export function toDeliveryRow(delivery: Delivery__Output): DeliveryRow {
   const state = states[String(delivery.state)];

@@ -11,9 +11,13 @@ import type { Endpoint } from '@tws/proto-types/generated/webhooks/v1/Endpoint';
 import type { ListDeliveriesResponse } from '@tws/proto-types/generated/webhooks/v1/ListDeliveriesResponse';
 import type { ListEndpointsResponse } from '@tws/proto-types/generated/webhooks/v1/ListEndpointsResponse';
 import type { RedeliverDeliveryResponse } from '@tws/proto-types/generated/webhooks/v1/RedeliverDeliveryResponse';
+import type { RotateEndpointSecretResponse } from '@tws/proto-types/generated/webhooks/v1/RotateEndpointSecretResponse';
+import type { SendTestEventResponse } from '@tws/proto-types/generated/webhooks/v1/SendTestEventResponse';
+import type { UpdateEndpointResponse } from '@tws/proto-types/generated/webhooks/v1/UpdateEndpointResponse';
 import type { Registry } from 'prom-client';
 import { defaultPageSize, listDeliveries, type DeliveryLogDeps } from '../domain/delivery-log.js';
 import { deleteEndpoint, listEndpoints, registerEndpoint, type EndpointDeps } from '../domain/endpoints.js';
+import { maxOverlapSeconds, rotateSecret, sendTestEvent, updateEndpoint } from '../domain/endpoint-admin.js';
 import { redeliver, type RedeliveryDeps } from '../domain/redelivery.js';
 import type { DeliveryLogEntry } from '../store/deliveries.js';
 import type { EndpointRecord } from '../store/endpoints.js';
@@ -27,12 +31,10 @@ const serviceName = 'webhooks.v1.WebhooksService';
 const workspaceId = z.string().min(1, 'workspace_id is required').max(200);
 const uuid = (field: string) => z.uuid(`${field} must be a UUID`);
 
-const createSchema = z.object({
-  workspaceId,
-  url: z.string().min(1, 'url is required').max(2048, 'url is too long'),
-  secret: z.string().min(1, 'secret is required').max(1024, 'secret is too long'),
-  events: z.array(z.enum(eventTypes, { error: () => `events must be a subset of ${eventTypes.join(', ')}` })).max(3 * 10),
-});
+const url = z.string().min(1, 'url is required').max(2048, 'url is too long');
+const secret = z.string().min(1, 'secret is required').max(1024, 'secret is too long');
+const eventKinds = z.array(z.enum(eventTypes, { error: () => `events must be a subset of ${eventTypes.join(', ')}` })).max(3 * 10);
+const createSchema = z.object({ workspaceId, url, secret, events: eventKinds });
 const listSchema = z.object({ workspaceId });
 const endpointRef = z.object({ workspaceId, endpointId: uuid('endpoint id') });
 const listDeliveriesSchema = endpointRef.extend({
@@ -40,6 +42,16 @@ const listDeliveriesSchema = endpointRef.extend({
   pageToken: z.string().max(100),
 });
 const redeliverSchema = endpointRef.extend({ deliveryId: uuid('delivery id') });
+// proto3 optional fields arrive as undefined (or null) when not set; the EventKinds message likewise.
+const updateSchema = endpointRef.extend({
+  url: url.nullish(),
+  events: z.object({ kinds: eventKinds }).nullish(),
+  enabled: z.boolean().nullish(),
+});
+const rotateSchema = endpointRef.extend({
+  secret,
+  overlapSeconds: z.number().int().min(0).max(maxOverlapSeconds, `overlapSeconds must be at most ${maxOverlapSeconds}`).nullish(),
+});
 
 function parse<T>(schema: z.ZodType<T>, input: unknown): T {
   const result = schema.safeParse(input);
@@ -47,11 +59,17 @@ function parse<T>(schema: z.ZodType<T>, input: unknown): T {
   throw invalid(result.error.issues[0]?.message ?? 'invalid request');
 }
 
+const reasonNames = { manual: 'DISABLED_REASON_MANUAL', failing: 'DISABLED_REASON_FAILING' } as const;
+
 const toEndpoint = (record: EndpointRecord): Endpoint => ({
   id: record.id,
   url: record.url,
   events: record.events,
   createdAt: record.createdAt.toISOString(),
+  enabled: record.disabledAt === null,
+  ...(record.disabledAt ? { disabledAt: record.disabledAt.toISOString() } : {}),
+  disabledReason: record.disabledReason ? reasonNames[record.disabledReason] : 'DISABLED_REASON_UNSPECIFIED',
+  ...(record.previousSecretExpiresAt ? { previousSecretExpiresAt: record.previousSecretExpiresAt.toISOString() } : {}),
 });
 
 const stateNames = {
@@ -126,6 +144,30 @@ export function webhooksService(deps: WebhooksServiceDeps): GrpcServiceRegistrat
     RedeliverDelivery: unary('RedeliverDelivery', async (request: unknown): Promise<RedeliverDeliveryResponse> => {
       const input = parse(redeliverSchema, request);
       return { delivery: toDelivery(await redeliver(deps, input)) };
+    }, options),
+
+    UpdateEndpoint: unary('UpdateEndpoint', async (request: unknown): Promise<UpdateEndpointResponse> => {
+      const input = parse(updateSchema, request);
+      const endpoint = await updateEndpoint(deps, {
+        workspaceId: input.workspaceId,
+        endpointId: input.endpointId,
+        url: input.url ?? undefined,
+        events: input.events?.kinds,
+        enabled: input.enabled ?? undefined,
+      });
+      return { endpoint: toEndpoint(endpoint) };
+    }, options),
+
+    RotateEndpointSecret: unary('RotateEndpointSecret', async (request: unknown): Promise<RotateEndpointSecretResponse> => {
+      const input = parse(rotateSchema, request);
+      const endpoint = await rotateSecret(deps, { ...input, overlapSeconds: input.overlapSeconds ?? undefined });
+      return { endpoint: toEndpoint(endpoint) };
+    }, options),
+
+    SendTestEvent: unary('SendTestEvent', async (request: unknown): Promise<SendTestEventResponse> => {
+      const input = parse(endpointRef, request);
+      const delivery = await sendTestEvent(deps, input);
+      return { eventId: delivery.eventId, delivery: toDelivery(delivery) };
     }, options),
   } satisfies grpc.UntypedServiceImplementation;
 

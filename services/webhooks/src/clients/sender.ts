@@ -15,6 +15,8 @@ export interface DeliveryRequest {
   eventType: string;
   eventId: string;
   secret: string;
+  /** Rotated-out secrets still in their overlap: they sign webhook-signature too (never X-Service-Signature). */
+  previousSecrets?: readonly string[] | undefined;
   /** The exact payload bytes: sent as the body and signed. */
   body: Buffer;
 }
@@ -93,9 +95,10 @@ export class WebhookSender {
             'user-agent': userAgent,
             'x-service-event': request.eventType,
             'x-service-delivery': request.eventId,
+            // The contract header: the current secret only, also during a rotation's overlap.
             'x-service-signature': signPayload(request.secret, request.body),
-            // Standard Webhooks: the event id, and this attempt's time (signed with the body).
-            ...standardWebhookHeaders(request.secret, request.eventId, request.body, new Date()),
+            // Standard Webhooks: the event id, and this attempt's time (signed with the body), by every live secret.
+            ...standardWebhookHeaders(request.secret, request.eventId, request.body, new Date(), request.previousSecrets),
           },
           body: request.body,
         },

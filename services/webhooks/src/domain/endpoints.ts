@@ -29,17 +29,8 @@ export interface Registration {
  * secret is stored encrypted and bound to the new endpoint's id.
  */
 export async function registerEndpoint(deps: EndpointDeps, input: Registration): Promise<EndpointRecord> {
-  const vetting = await deps.vetter.vet(input.url);
-  if (!vetting.ok) {
-    if (vetting.kind === 'blocked') {
-      deps.metrics.ssrfBlocked.inc({ stage: 'registration' });
-      // The resolved address goes to the service log only, never to the caller.
-      deps.logger.warn({ workspaceId: input.workspaceId, detail: vetting.detail }, 'webhook registration refused by the SSRF guard');
-    }
-    throw invalid(vetting.kind === 'dns-error' || vetting.kind === 'unresolvable' ? 'host does not resolve' : vetting.reason);
-  }
-  const requested = new Set(input.events);
-  const events = requested.size === 0 ? [...taskEventKinds] : taskEventKinds.filter((type) => requested.has(type));
+  const vetting = await vetUrl(deps, input.workspaceId, input.url);
+  const events = subscribedKinds(input.events);
   const id = randomUUID();
   const endpoint = await deps.endpoints.create({
     id,
@@ -51,6 +42,29 @@ export async function registerEndpoint(deps: EndpointDeps, input: Registration):
   });
   deps.logger.info({ endpointId: id, workspaceId: input.workspaceId, host: vetting.target.host, events }, 'webhook endpoint registered');
   return endpoint;
+}
+
+/**
+ * The SSRF guard of registration and of a URL change (PATCH): https, the host resolves, and only to
+ * global addresses; INVALID_ARGUMENT otherwise.
+ */
+export async function vetUrl(deps: EndpointDeps, workspaceId: string, url: string) {
+  const vetting = await deps.vetter.vet(url);
+  if (!vetting.ok) {
+    if (vetting.kind === 'blocked') {
+      deps.metrics.ssrfBlocked.inc({ stage: 'registration' });
+      // The resolved address goes to the service log only, never to the caller.
+      deps.logger.warn({ workspaceId, detail: vetting.detail }, 'webhook registration refused by the SSRF guard');
+    }
+    throw invalid(vetting.kind === 'dns-error' || vetting.kind === 'unresolvable' ? 'host does not resolve' : vetting.reason);
+  }
+  return vetting;
+}
+
+/** The kinds subscribed to, in the contract's order; none given means all of them. */
+export function subscribedKinds(requested: readonly TaskEventKind[]): TaskEventKind[] {
+  const wanted = new Set(requested);
+  return wanted.size === 0 ? [...taskEventKinds] : taskEventKinds.filter((type) => wanted.has(type));
 }
 
 export function listEndpoints(deps: Pick<EndpointDeps, 'endpoints'>, workspaceId: string): Promise<EndpointRecord[]> {

@@ -18,6 +18,8 @@ export interface DeliveryWork {
   endpointUrl: string;
   endpointDeleted: boolean;
   secretCiphertext: Buffer;
+  /** A rotated-out secret still in its overlap (also signs webhook-signature), or null. */
+  previousSecret: { ciphertext: Buffer; expiresAt: Date } | null;
   eventId: string;
   eventType: string;
   taskId: string;
@@ -72,6 +74,8 @@ interface WorkRow {
   url: string;
   endpoint_deleted: boolean;
   secret_ciphertext: Buffer;
+  previous_secret_ciphertext: Buffer | null;
+  previous_secret_expires_at: Date | null;
   event_id: string;
   type: string;
   task_id: string;
@@ -85,7 +89,7 @@ const backlogColumn = 'EXISTS (SELECT 1 FROM deliveries p WHERE p.endpoint_id = 
 const workColumns = `
   d.id AS delivery_id, d.state, d.next_attempt, d.next_attempt_at, d.handoff_pending, d.parked,
   ${backlogColumn} AS endpoint_backlog, e.id AS endpoint_id, e.url, e.deleted_at IS NOT NULL AS endpoint_deleted, e.secret_ciphertext,
-  ev.id AS event_id, ev.type, ev.task_id, ev.workspace_id, ev.payload`;
+  e.previous_secret_ciphertext, e.previous_secret_expires_at, ev.id AS event_id, ev.type, ev.task_id, ev.workspace_id, ev.payload`;
 
 const toWork = (row: WorkRow): DeliveryWork => ({
   deliveryId: row.delivery_id,
@@ -99,6 +103,10 @@ const toWork = (row: WorkRow): DeliveryWork => ({
   endpointUrl: row.url,
   endpointDeleted: row.endpoint_deleted,
   secretCiphertext: row.secret_ciphertext,
+  previousSecret:
+    row.previous_secret_ciphertext && row.previous_secret_expires_at
+      ? { ciphertext: row.previous_secret_ciphertext, expiresAt: row.previous_secret_expires_at }
+      : null,
   eventId: row.event_id,
   eventType: row.type,
   taskId: row.task_id,
@@ -129,7 +137,7 @@ const fanOutStatement = `WITH input AS (
     INSERT INTO events (id, workspace_id, type, task_id, payload)
     SELECT f.id, f.workspace_id, f.type, f.task_id, f.payload FROM firsts f
     WHERE EXISTS (
-      SELECT 1 FROM endpoints e WHERE e.workspace_id = f.workspace_id AND e.deleted_at IS NULL AND f.type = ANY (e.events)
+      SELECT 1 FROM endpoints e WHERE e.workspace_id = f.workspace_id AND e.deleted_at IS NULL AND e.disabled_at IS NULL AND f.type = ANY (e.events)
     )
     ON CONFLICT (id) DO NOTHING
     RETURNING id
@@ -137,7 +145,7 @@ const fanOutStatement = `WITH input AS (
     INSERT INTO deliveries (id, endpoint_id, event_id, created_at, updated_at)
     SELECT gen_random_uuid(), e.id, f.id, f.at, f.at
     FROM (SELECT id, workspace_id, type, statement_timestamp() + make_interval(secs => ord / 1e6) AS at FROM firsts) f
-    JOIN endpoints e ON e.workspace_id = f.workspace_id AND e.deleted_at IS NULL AND f.type = ANY (e.events)
+    JOIN endpoints e ON e.workspace_id = f.workspace_id AND e.deleted_at IS NULL AND e.disabled_at IS NULL AND f.type = ANY (e.events)
     ORDER BY f.id, e.created_at, e.id
     ON CONFLICT (event_id, endpoint_id) WHERE NOT is_redelivery DO UPDATE SET updated_at = deliveries.updated_at
     RETURNING id, endpoint_id, event_id, state, next_attempt, next_attempt_at, handoff_pending, parked
@@ -148,7 +156,8 @@ const fanOutStatement = `WITH input AS (
       AND d.id NOT IN (SELECT id FROM created)
   )
   SELECT d.id AS delivery_id, d.state, d.next_attempt, d.next_attempt_at, d.handoff_pending, d.parked,
-         ${backlogColumn} AS endpoint_backlog, e.id AS endpoint_id, e.url, e.deleted_at IS NOT NULL AS endpoint_deleted, e.secret_ciphertext, d.event_id
+         ${backlogColumn} AS endpoint_backlog, e.id AS endpoint_id, e.url, e.deleted_at IS NOT NULL AS endpoint_deleted, e.secret_ciphertext,
+         e.previous_secret_ciphertext, e.previous_secret_expires_at, d.event_id
   FROM (SELECT * FROM created UNION ALL SELECT * FROM known) d
   JOIN firsts f ON f.id = d.event_id
   JOIN endpoints e ON e.id = d.endpoint_id
@@ -279,6 +288,16 @@ export class DeliveryStore {
       [input.id, input.deliveryId, input.endpointId],
     );
     if (rows.length === 0) return undefined;
+    return (await this.logEntries([input.id]))[0];
+  }
+
+  /** The test ping: its event (type `ping`, task id = the endpoint id) and its one delivery, attempt 1 due now. */
+  async createTestDelivery(input: { id: string; endpointId: string; event: IncomingEvent }): Promise<DeliveryLogEntry | undefined> {
+    await this.pool.query(
+      `WITH ev AS (INSERT INTO events (id, workspace_id, type, task_id, payload) VALUES ($1, $2, $3, $4, $5) RETURNING id)
+       INSERT INTO deliveries (id, endpoint_id, event_id, next_attempt_at) SELECT $6::uuid, $7::uuid, ev.id, clock_timestamp() FROM ev`,
+      [input.event.id, input.event.workspaceId, input.event.type, input.event.taskId, input.event.payload, input.id, input.endpointId],
+    );
     return (await this.logEntries([input.id]))[0];
   }
 

@@ -1,11 +1,17 @@
 import { inTransaction, type Pool } from '@tws/common';
 
+export type DisabledReason = 'manual' | 'failing';
+
 export interface EndpointRecord {
   id: string;
   workspaceId: string;
   url: string;
   events: string[];
   createdAt: Date;
+  disabledAt: Date | null;
+  disabledReason: DisabledReason | null;
+  /** While a rotated-out secret still signs: when it is deleted. */
+  previousSecretExpiresAt: Date | null;
 }
 
 interface EndpointRow {
@@ -14,16 +20,32 @@ interface EndpointRow {
   url: string;
   events: string[];
   created_at: Date;
+  disabled_at: Date | null;
+  disabled_reason: DisabledReason | null;
+  previous_secret_expires_at: Date | null;
 }
 
-const columns = 'id, workspace_id, url, events, created_at';
+const columns = 'id, workspace_id, url, events, created_at, disabled_at, disabled_reason, previous_secret_expires_at';
 const toRecord = (row: EndpointRow): EndpointRecord => ({
   id: row.id,
   workspaceId: row.workspace_id,
   url: row.url,
   events: row.events,
   createdAt: row.created_at,
+  disabledAt: row.disabled_at,
+  disabledReason: row.disabled_reason,
+  previousSecretExpiresAt: row.previous_secret_expires_at,
 });
+
+/** Cancels the unfinished deliveries of an endpoint (deleted or disabled): waiting retries find nothing to do. */
+const cancelPending = `UPDATE deliveries SET state = 'cancelled', handoff_pending = false, parked = false, next_attempt_at = NULL, updated_at = clock_timestamp()
+  WHERE endpoint_id = $1 AND state = 'pending'`;
+
+export interface EndpointChanges {
+  url?: string | undefined;
+  events?: string[] | undefined;
+  enabled?: boolean | undefined;
+}
 
 /** Endpoints of the `webhooks` schema; every read is scoped to a workspace. */
 export class EndpointStore {
@@ -64,12 +86,85 @@ export class EndpointStore {
         [id, workspaceId],
       );
       if (deleted.rowCount !== 1) return false;
-      await client.query(
-        `UPDATE deliveries SET state = 'cancelled', handoff_pending = false, parked = false, next_attempt_at = NULL, updated_at = clock_timestamp()
-         WHERE endpoint_id = $1 AND state = 'pending'`,
-        [id],
-      );
+      await client.query(cancelPending, [id]);
       return true;
+    });
+  }
+
+  /**
+   * PATCH: url and events as given; `enabled: false` disables (reason `manual`, unless already
+   * disabled) and cancels pending deliveries in the same transaction; `enabled: true` clears the
+   * disabled state and the failure streak. Undefined when there is no such endpoint.
+   */
+  async update(workspaceId: string, id: string, changes: EndpointChanges): Promise<EndpointRecord | undefined> {
+    return inTransaction(this.pool, async (client) => {
+      const { rows } = await client.query<EndpointRow>(
+        `UPDATE endpoints SET
+           url = coalesce($3, url),
+           events = coalesce($4::text[], events),
+           disabled_at = CASE WHEN $5::boolean IS NULL THEN disabled_at WHEN $5 THEN NULL ELSE coalesce(disabled_at, now()) END,
+           disabled_reason = CASE WHEN $5::boolean IS NULL THEN disabled_reason WHEN $5 THEN NULL ELSE coalesce(disabled_reason, 'manual') END,
+           failing_since = CASE WHEN $5::boolean THEN NULL ELSE failing_since END
+         WHERE id = $1 AND workspace_id = $2 AND deleted_at IS NULL
+         RETURNING ${columns}`,
+        [id, workspaceId, changes.url ?? null, changes.events ?? null, changes.enabled ?? null],
+      );
+      if (!rows[0]) return undefined;
+      if (changes.enabled === false) await client.query(cancelPending, [id]);
+      return toRecord(rows[0]);
+    });
+  }
+
+  /**
+   * Replaces the secret; the current one becomes the previous one until `overlapSeconds` from now
+   * (0: it is deleted at once). A previous secret still in its overlap is replaced (one previous at most).
+   */
+  async rotateSecret(workspaceId: string, id: string, secretCiphertext: Buffer, overlapSeconds: number): Promise<EndpointRecord | undefined> {
+    const { rows } = await this.pool.query<EndpointRow>(
+      `UPDATE endpoints SET
+         previous_secret_ciphertext = CASE WHEN $4::int > 0 THEN secret_ciphertext END,
+         previous_secret_expires_at = CASE WHEN $4::int > 0 THEN now() + make_interval(secs => $4::int) END,
+         secret_ciphertext = $3
+       WHERE id = $1 AND workspace_id = $2 AND deleted_at IS NULL
+       RETURNING ${columns}`,
+      [id, workspaceId, secretCiphertext, overlapSeconds],
+    );
+    return rows[0] ? toRecord(rows[0]) : undefined;
+  }
+
+  /** Deletes rotated-out secrets whose overlap is over; returns how many. */
+  async forgetExpiredSecrets(): Promise<number> {
+    const { rowCount } = await this.pool.query(
+      `UPDATE endpoints SET previous_secret_ciphertext = NULL, previous_secret_expires_at = NULL
+       WHERE previous_secret_expires_at IS NOT NULL AND previous_secret_expires_at <= now()`,
+    );
+    return rowCount ?? 0;
+  }
+
+  /**
+   * Attempt outcomes of a batch: `succeeded` endpoints had a success (their failure streak ends),
+   * `failed` ones ended the batch on a failure (a streak starts, after that success if in both lists,
+   * at the database's now(), so a late-recorded failure never backdates it); both write only on a
+   * change. Enabled endpoints failing for `disableAfterSeconds` or longer are then disabled (reason
+   * `failing`) with their pending deliveries cancelled; their ids are returned. 0 = never disable.
+   */
+  async recordHealth(succeeded: string[], failed: string[], disableAfterSeconds: number): Promise<string[]> {
+    if (succeeded.length > 0) {
+      await this.pool.query('UPDATE endpoints SET failing_since = NULL WHERE id = ANY ($1::uuid[]) AND failing_since IS NOT NULL', [succeeded]);
+    }
+    if (failed.length === 0) return [];
+    await this.pool.query('UPDATE endpoints SET failing_since = now() WHERE id = ANY ($1::uuid[]) AND failing_since IS NULL', [failed]);
+    if (disableAfterSeconds === 0) return [];
+    return inTransaction(this.pool, async (client) => {
+      const { rows } = await client.query<{ id: string }>(
+        `UPDATE endpoints SET disabled_at = now(), disabled_reason = 'failing'
+         WHERE id = ANY ($1::uuid[]) AND disabled_at IS NULL AND deleted_at IS NULL
+           AND failing_since <= now() - make_interval(secs => $2::int)
+         RETURNING id`,
+        [failed, disableAfterSeconds],
+      );
+      for (const row of rows) await client.query(cancelPending, [row.id]);
+      return rows.map((row) => row.id);
     });
   }
 

@@ -1,6 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { assertPathId, errorResponses, NoContent, PathId } from '../schemas/common.js';
+import webhookAdminRoutes from './admin.js';
+import { apiKeyOnlyDescription, config, security, WebhookParams } from './route-config.js';
 import {
   CreatedWebhook,
   CreateWebhookBody,
@@ -13,14 +15,7 @@ import {
   Webhook,
 } from './schemas.js';
 
-const WebhookParams = z.object({ id: PathId });
 const DeliveryParams = z.object({ id: PathId, deliveryId: PathId });
-/** API key only: a Bearer token gets 403 with this message. */
-const apiKeyOnly = 'webhooks are managed with an API key';
-const config = { auth: { apiKeyOnly } };
-const apiKeyOnlyDescription = `API key only: a Bearer token gets 403 ("${apiKeyOnly}").`;
-/** OpenAPI: these operations accept the API key scheme only. */
-const security = [{ apiKey: [] }];
 
 /**
  * Webhook management (contract section 4 "Webhooks") through `app.webhooksApi` (plugins/backends.ts).
@@ -147,6 +142,9 @@ const webhookRoutes: FastifyPluginAsyncZod = async (app) => {
       return reply.code(202).send(toDelivery(delivery));
     },
   );
+
+  // PATCH, secret rotation and the test ping (issue #18).
+  await app.register(webhookAdminRoutes);
 };
 
 export default webhookRoutes;

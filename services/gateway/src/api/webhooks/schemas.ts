@@ -36,12 +36,33 @@ export const CreateWebhookBody = z.strictObject({
     .meta({ description: 'Kinds to receive. Omitted or `[]` subscribes to all three, and the response lists all three.' }),
 });
 
+/** What a delivery carries: a task event kind, or `ping` (POST /v1/webhooks/:id/test). */
+export const DeliveryEvent = z
+  .enum([...taskEventKinds, 'ping'])
+  .meta({ id: 'WebhookDeliveryEvent', description: 'A task event kind, or `ping` for a test delivery.' });
+
 export const CreatedWebhook = z
   .object({ id: z.string(), url: z.string(), events: z.array(EventKind) })
   .meta({ id: 'CreatedWebhook', description: 'The registered endpoint (the secret is never returned).' });
 
+export const DisabledReason = z.enum(['manual', 'failing']).meta({
+  id: 'WebhookDisabledReason',
+  description: '`manual`: disabled with PATCH `{"enabled": false}`. `failing`: every attempt failed for the auto-disable window (3 days by default).',
+});
+
 export const Webhook = z
-  .object({ id: z.string(), url: z.string(), events: z.array(EventKind), createdAt: Timestamp })
+  .object({
+    id: z.string(),
+    url: z.string(),
+    events: z.array(EventKind),
+    createdAt: Timestamp,
+    enabled: z.boolean().meta({ description: 'False: no new deliveries are made to it; its pending ones were cancelled. Re-enable with PATCH `{"enabled": true}`.' }),
+    disabledAt: Timestamp.nullable().meta({ description: 'When it was disabled; null while enabled.' }),
+    disabledReason: DisabledReason.nullable().meta({ description: 'Why it was disabled; null while enabled.' }),
+    previousSecretExpiresAt: Timestamp.nullable().meta({
+      description: 'After a secret rotation: until when the previous secret also signs `webhook-signature`; null otherwise.',
+    }),
+  })
   .meta({ id: 'Webhook', description: 'A registered endpoint (the secret is never returned).' });
 
 const AttemptLog = z
@@ -62,7 +83,7 @@ export const Delivery = z
   .object({
     id: z.string().meta({ description: 'Delivery id (one per event and endpoint; a redelivery gets a new one).' }),
     eventId: z.string().meta({ description: 'The event id (`evt_<uuid>`), sent as `X-Service-Delivery` on every attempt.' }),
-    event: EventKind,
+    event: DeliveryEvent,
     status: z.enum(['pending', 'succeeded', 'failed', 'cancelled']).meta({
       description: '`pending`: an attempt is due or running; `failed`: permanently, after 5 attempts; `cancelled`: the endpoint was deleted.',
     }),
@@ -97,10 +118,18 @@ export const toCreatedWebhook = (endpoint: Endpoint__Output): z.infer<typeof Cre
   events: endpoint.events.map(eventKindOf),
 });
 
+const reasonOf: Record<string, z.infer<typeof DisabledReason>> = { DISABLED_REASON_MANUAL: 'manual', DISABLED_REASON_FAILING: 'failing' };
+
 export const toWebhook = (endpoint: Endpoint__Output): z.infer<typeof Webhook> => ({
   ...toCreatedWebhook(endpoint),
   createdAt: endpoint.createdAt,
+  enabled: endpoint.enabled,
+  disabledAt: endpoint.disabledAt ?? null,
+  disabledReason: reasonOf[String(endpoint.disabledReason)] ?? null,
+  previousSecretExpiresAt: endpoint.previousSecretExpiresAt ?? null,
 });
+
+const deliveryEventOf = (value: string): z.infer<typeof DeliveryEvent> => (value === 'ping' ? 'ping' : eventKindOf(value));
 
 const statusOf: Record<string, 'pending' | 'succeeded' | 'failed' | 'cancelled'> = {
   DELIVERY_STATE_PENDING: 'pending',
@@ -120,7 +149,7 @@ export const toDelivery = (delivery: Delivery__Output): z.infer<typeof Delivery>
   return {
     id: delivery.id,
     eventId: delivery.eventId,
-    event: eventKindOf(delivery.event),
+    event: deliveryEventOf(delivery.event),
     status,
     createdAt: delivery.createdAt,
     redeliveryOf: delivery.redeliveryOf ?? null,

@@ -33,6 +33,13 @@ describe('webhooks pages', () => {
     expect(page).toContain('<td data-label="Events">task.created, task.updated</td>');
   });
 
+  it('a disabled endpoint is marked "disabled", with why in its title', () => {
+    const disabled = { ...endpoint, disabled: { at: '2026-01-05T00:00:00.000Z', reason: 'failing' as const } };
+    const page = webhooksPage(viewer, workspace, { endpoints: [disabled, { ...endpoint, id: 'other' }], truncated: false }).toString();
+    expect(page.match(/>disabled<\/strong>/g)?.length).toBe(1);
+    expect(page).toContain('<strong class="error" title="every attempt failed for days">disabled</strong>');
+  });
+
   it('a refusal: the sentence at its field, the URL and events kept, the secret field empty', () => {
     const page = webhooksPage(viewer, workspace, { endpoints: [], truncated: false }, {
       form: { draft: { url: 'https://10.0.0.1/x', events: ['task.completed'] }, error: { field: 'url', message: 'This address leads to a private network.' } },

@@ -79,7 +79,7 @@ function endpointTable(viewer: Viewer, workspace: WorkspaceMembership, endpoints
   ${endpoints.map(
     (endpoint) => html`<tr>
     <th scope="row" class="url"><a href="${webhookPath(workspace, endpoint.id)}" aria-label="Delivery log of ${endpoint.url}">${endpoint.url}</a></th>
-    <td data-label="Events">${eventsText(endpoint.events)}</td>
+    <td data-label="Events">${eventsText(endpoint.events)}${endpoint.disabled ? html` <strong class="error" title="${endpoint.disabled.reason === 'failing' ? 'every attempt failed for days' : 'disabled through the API'}">disabled</strong>` : ''}</td>
     <td data-label="Created">${when(endpoint.createdAt, '—')}</td>
     <td><form method="post" action="${webhookPath(workspace, endpoint.id)}/delete" class="inline">${csrfField(viewer.csrfToken)}<button type="submit" class="danger" aria-label="Delete the webhook ${endpoint.url}">Delete</button></form></td>
   </tr>`,

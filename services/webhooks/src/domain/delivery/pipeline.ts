@@ -29,6 +29,8 @@ export interface PipelineOptions {
   backlog: BacklogStore;
   /** Endpoints deleted (on any replica): no attempt to them starts. */
   isDeleted: (endpointId: string) => boolean;
+  /** Told the outcome of every attempt that moved its delivery on (auto-disable). */
+  onOutcome?: ((endpointId: string, ok: boolean) => void) | undefined;
   /** Aborted at shutdown: steps that retry until done give up, so the source offset stays uncommitted. */
   signal: AbortSignal;
 }
@@ -272,6 +274,7 @@ export class DeliveryPipeline {
       this.options.logger.info({ deliveryId: work.deliveryId, attempt }, 'attempt made twice; the other one moved the delivery on');
       return;
     }
+    this.options.onOutcome?.(work.endpointId, result.outcome === 'succeeded');
     this.options.logger.debug(
       { deliveryId: work.deliveryId, eventId: work.eventId, attempt, outcome: result.outcome, statusCode: record.statusCode, error: record.error },
       result.outcome === 'succeeded' ? 'attempt succeeded' : 'attempt failed',
@@ -280,9 +283,9 @@ export class DeliveryPipeline {
   }
 
   private async send(work: DeliveryWork): Promise<AttemptResult> {
-    let secret: string;
+    let secrets: { secret: string; previous: string[] };
     try {
-      secret = this.secretOf(work);
+      secrets = this.secretsOf(work);
     } catch (error) {
       // Never send unsigned: a secret that cannot be decrypted (wrong key) fails the attempt.
       this.options.logger.error({ err: error, endpointId: work.endpointId }, 'cannot decrypt the endpoint secret');
@@ -293,17 +296,26 @@ export class DeliveryPipeline {
       url: work.endpointUrl,
       eventType: work.eventType,
       eventId: work.eventId,
-      secret,
+      secret: secrets.secret,
+      previousSecrets: secrets.previous,
       body: work.payload,
     });
   }
 
-  private secretOf(work: DeliveryWork): string {
-    const cached = this.secretCache.get(work.endpointId);
-    if (cached && cached.sealed.equals(work.secretCiphertext)) return cached.secret;
-    const secret = this.options.secrets.open(work.secretCiphertext, work.endpointId);
+  /** The current secret, and the rotated-out one while its overlap lasts (checked per attempt, not only by the cleanup job). */
+  private secretsOf(work: DeliveryWork): { secret: string; previous: string[] } {
+    const secret = this.openCached(work.endpointId, work.secretCiphertext);
+    const previous = work.previousSecret;
+    if (!previous || previous.expiresAt.getTime() <= Date.now()) return { secret, previous: [] };
+    return { secret, previous: [this.openCached(`${work.endpointId}/previous`, previous.ciphertext, work.endpointId)] };
+  }
+
+  private openCached(cacheKey: string, sealed: Buffer, endpointId: string = cacheKey): string {
+    const cached = this.secretCache.get(cacheKey);
+    if (cached && cached.sealed.equals(sealed)) return cached.secret;
+    const secret = this.options.secrets.open(sealed, endpointId);
     if (this.secretCache.size >= 10_000) this.secretCache.clear();
-    this.secretCache.set(work.endpointId, { sealed: work.secretCiphertext, secret });
+    this.secretCache.set(cacheKey, { sealed, secret });
     return secret;
   }
 

@@ -56,4 +56,15 @@ describe('Standard Webhooks signer', () => {
     expect(verifyStandard('s3cr3t', body, { ...headers, 'webhook-timestamp': '1e9' }, at)).toBe(false);
     expect(verifyStandard('s3cr3t', body, { 'webhook-id': 'evt_1' }, at)).toBe(false);
   });
+
+  it('during a rotation signs with both secrets (current first); a receiver with either verifies, a third does not', () => {
+    const headers = standardWebhookHeaders('new secret', 'evt_9', body, at, ['old secret']);
+    const [current, previous] = headers['webhook-signature'].split(' ');
+    expect(current).toBe(standardWebhookHeaders('new secret', 'evt_9', body, at)['webhook-signature']);
+    expect(previous).toBe(standardWebhookHeaders('old secret', 'evt_9', body, at)['webhook-signature']);
+    expect(receiverOf('new secret').verify(body, { ...headers })).toMatchObject({ id: 'evt_1' });
+    expect(receiverOf('old secret').verify(body, { ...headers })).toMatchObject({ id: 'evt_1' });
+    expect(() => receiverOf('other').verify(body, { ...headers })).toThrow('No matching signature');
+    expect(verifyStandard('old secret', body, headers, at)).toBe(true);
+  });
 });

@@ -31,10 +31,21 @@ export function signStandard(secret: string | Buffer, id: string, timestamp: num
   return `v1,${hmac.digest('base64')}`;
 }
 
-/** The three headers of one attempt made at `at`. */
-export function standardWebhookHeaders(secret: string | Buffer, id: string, body: Buffer, at: Date): StandardWebhookHeaders {
+/**
+ * The three headers of one attempt made at `at`. During a secret rotation's overlap `previous`
+ * holds the rotated-out secret: `webhook-signature` then carries both signatures, space-separated,
+ * the current secret's first (`v1,<new> v1,<old>`), as the spec allows for key rotation.
+ */
+export function standardWebhookHeaders(
+  secret: string | Buffer,
+  id: string,
+  body: Buffer,
+  at: Date,
+  previous: readonly (string | Buffer)[] = [],
+): StandardWebhookHeaders {
   const timestamp = unixSeconds(at);
-  return { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signStandard(secret, id, timestamp, body) };
+  const signatures = [secret, ...previous].map((key) => signStandard(key, id, timestamp, body));
+  return { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signatures.join(' ') };
 }
 
 /**
