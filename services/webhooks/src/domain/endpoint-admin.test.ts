@@ -18,7 +18,12 @@ describe('rotation overlap', () => {
 describe('ping payload', () => {
   it('is the contract envelope with event "ping" and the webhook id as data, in this key order', () => {
     const at = new Date('2026-11-25T01:02:03.004Z');
-    const body = pingPayload('evt_1', 'hook-1', at);
-    expect(body.toString('utf8')).toBe('{"id":"evt_1","event":"ping","createdAt":"2026-11-25T01:02:03.004Z","data":{"webhookId":"hook-1"}}');
+    const id = 'evt_0b7c6a52-3f1e-4d2a-9c8b-7e6f5a4d3c21';
+    const body = pingPayload(id, 'hook-1', at);
+    expect(body.toString('utf8')).toBe(`{"id":"${id}","event":"ping","createdAt":"2026-11-25T01:02:03.004Z","data":{"webhookId":"hook-1"}}`);
+  });
+
+  it('is checked against the contract schema it is documented with: a malformed event id is refused', () => {
+    expect(() => pingPayload('evt_1', 'hook-1', new Date())).toThrow();
   });
 });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { currentRequestId, DomainError, invalid, notFound } from '@tws/common';
-import { redeliveryTopic, scheduledAttemptMessage, type TaskEventKind } from '@tws/contracts';
+import { pingEventSchema, redeliveryTopic, scheduledAttemptMessage, type TaskEventKind } from '@tws/contracts';
 import type { DeliveryLogEntry, DeliveryStore } from '../store/deliveries.js';
 import type { EndpointRecord } from '../store/endpoints.js';
 import type { HandoffProducer } from '../store/handoff-producer.js';
@@ -33,9 +33,10 @@ export function overlapSecondsOf(requested: number | undefined): number {
   return requested;
 }
 
-/** The ping's payload: the contract's envelope with `event: "ping"` and the endpoint's id as data. */
+/** The ping's payload (`pingEventSchema` of @tws/contracts, as documented under `webhooks` in the OpenAPI document). */
 export function pingPayload(eventId: string, webhookId: string, at: Date): Buffer {
-  return Buffer.from(JSON.stringify({ id: eventId, event: pingEvent, createdAt: at.toISOString(), data: { webhookId } }), 'utf8');
+  const ping = pingEventSchema.parse({ id: eventId, event: pingEvent, createdAt: at.toISOString(), data: { webhookId } });
+  return Buffer.from(JSON.stringify(ping), 'utf8');
 }
 
 /**
