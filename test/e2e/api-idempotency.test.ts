@@ -117,19 +117,18 @@ describe('Idempotency-Key', () => {
     const name = uniqueName('Lost response');
     const idempotencyKey = randomUUID();
     const body = JSON.stringify({ projectId: project.id, listId: project.defaultListId, name });
-    // The first attempt: the whole request is sent, then the connection drops before any answer is read.
-    await new Promise<void>((resolve) => {
-      const url = new URL('/v1/tasks', gatewayUrl);
-      const sent = httpRequest(url, {
-        method: 'POST',
-        headers: { 'x-api-key': ws.apiKey.key, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'idempotency-key': idempotencyKey },
-      });
-      sent.on('error', () => resolve());
-      sent.end(body, () => {
-        sent.destroy();
-        resolve();
-      });
+    // The first attempt: the whole request is sent and runs (its task is written), then the connection
+    // drops before the client reads any answer. (Dropping it right after sending would race the server
+    // reading the request: then nothing ran, and the retry is simply the first execution.)
+    const url = new URL('/v1/tasks', gatewayUrl);
+    const sent = httpRequest(url, {
+      method: 'POST',
+      headers: { 'x-api-key': ws.apiKey.key, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'idempotency-key': idempotencyKey },
     });
+    sent.on('error', () => undefined);
+    sent.end(body);
+    expect(await pollUntil(() => tasksNamed(name), (n) => n === 1, { timeoutMs: 10_000, intervalMs: 20 })).toBe(1);
+    sent.destroy();
     // The client retries (waiting out 409 while the first attempt still runs) until it has an answer.
     let retried: ApiResponse<{ id: string; number: number }> | undefined;
     for (let attempt = 0; attempt < 20; attempt++) {
