@@ -10,7 +10,7 @@ import { findOnTopic, registerWebhook } from '../support/webhooks/fixtures.js';
 import { startReceiver } from '../support/webhooks/receiver.js';
 
 /**
- * Request ids (README "Request ids"): every response carries X-Request-Id, the client's when it
+ * Request ids (docs/api.md "Request ids"): every response carries X-Request-Id, the client's when it
  * sent a sane one (1–128 characters of A–Z a–z 0–9 - _ . : / + = @), otherwise a new UUID; every
  * service that handled the request logs it as `reqId`.
  */

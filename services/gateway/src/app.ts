@@ -44,7 +44,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
     // requests that still arrive on open connections during the drain are served instead, with
     // `Connection: close`, while /readyz already reports shutting down.
     return503OnClosing: false,
-    // X-Request-Id: the client's when sane, else a new UUID (README "Request ids").
+    // X-Request-Id: the client's when sane, else a new UUID (docs/api.md "Request ids").
     ...fastifyRequestIdOptions,
     routerOptions: { ignoreTrailingSlash: true },
     // Errors fastify and node raise before routing answer {"error"} too, without echoing the URL.

@@ -2,7 +2,7 @@ import type { Logger, Queryable } from '@tws/common';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { outboxBacklog } from './store/outbox.js';
 
-/** The outbox relay's metrics (README "Events and the outbox relay"). */
+/** The outbox relay's metrics (docs/api.md "Events"). */
 export interface OutboxMetrics {
   published: Counter;
   requests: Counter;

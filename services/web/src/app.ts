@@ -41,7 +41,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
     // Per-request lines are off: http_request_duration_seconds covers traffic; errors are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: requestIdLogField }),
     return503OnClosing: false,
-    // X-Request-Id: the client's when sane, else a new UUID (README "Request ids").
+    // X-Request-Id: the client's when sane, else a new UUID (docs/api.md "Request ids").
     ...fastifyRequestIdOptions,
     routerOptions: { ignoreTrailingSlash: true },
     frameworkErrors,

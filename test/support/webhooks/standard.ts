@@ -18,7 +18,7 @@ const header = (request: ReceivedRequest, name: string): string => {
 };
 
 /**
- * A receiver's checks, as the README shows them: the contract's `X-Service-Signature` (hex HMAC of
+ * A receiver's checks, as docs/api-webhooks.md shows them: the contract's `X-Service-Signature` (hex HMAC of
  * the raw body, constant-time compare) and the Standard Webhooks headers with the `standardwebhooks`
  * package, keyed with the secret's UTF-8 bytes (raw format), which also rejects a timestamp more
  * than 5 minutes away from the receiver's clock.

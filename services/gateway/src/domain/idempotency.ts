@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Principal } from './auth/principal.js';
 
 /**
- * Idempotency-Key rules of the gateway (README "Idempotency-Key", issue #18 item 1), without HTTP:
+ * Idempotency-Key rules of the gateway (docs/api.md "Idempotency-Key", issue #18 item 1), without HTTP:
  * the key's form, the request's fingerprint, and which answers are stored for replay.
  */
 

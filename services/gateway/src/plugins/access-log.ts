@@ -43,7 +43,7 @@ function accessLine(request: FastifyRequest, reply: FastifyReply): Record<string
 }
 
 /**
- * Access logs (README "Logs"): an `access` line at info for each sampled request, every 5xx and every
+ * Access logs (docs/api.md "Request ids"): an `access` line at info for each sampled request, every 5xx and every
  * slow request; probes and scrapes (`config.rateLimit: false` routes) never. The request id is on
  * the line like on every line written while handling the request (the logger's mixin).
  */

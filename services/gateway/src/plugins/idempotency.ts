@@ -46,7 +46,7 @@ function hashingStream(payload: Readable, hash: Hash): Readable {
 }
 
 /**
- * Idempotency-Key on every authenticated POST route (issue #18 item 1; README "Idempotency-Key").
+ * Idempotency-Key on every authenticated POST route (issue #18 item 1; docs/api.md "Idempotency-Key").
  * Nothing runs for a request without the header but one header lookup per hook. With it:
  * - preParsing: the key's form (400), and the raw body hashed as it streams in;
  * - preHandler (after authentication and validation): tasks.v1.IdempotencyService Begin with the

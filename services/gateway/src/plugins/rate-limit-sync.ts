@@ -6,7 +6,7 @@ import type { GatewayConfig } from '../config.js';
 import { RateLimitSync, type RateLimitSyncMetrics } from '../domain/rate-limit/sync.js';
 
 /**
- * The request limit shared by every gateway replica (README "Rate limits"): every
+ * The request limit shared by every gateway replica (docs/api.md "Rate limits"): every
  * RATE_LIMIT_SYNC_INTERVAL_MS, this replica's per-key usage goes to tasks.v1.RateLimitService and
  * the cluster's buckets come back (domain/rate-limit/sync.ts). Requests never wait for it. Off when
  * the limit is off or RATE_LIMIT_SYNC_INTERVAL_MS=0 (each replica then limits alone).

@@ -3,7 +3,7 @@ import fp from 'fastify-plugin';
 import { requestIdHooks } from '@tws/common';
 
 /**
- * Request ids (README "Request ids"): the id fastify gave the request (`genReqId`, app.ts) comes back
+ * Request ids (docs/api.md "Request ids"): the id fastify gave the request (`genReqId`, app.ts) comes back
  * as `X-Request-Id` on every response, is `reqId` on the request's log lines, and travels to the
  * backends as gRPC metadata (packages/common request-id.ts). Registered first, so even a 401 or a 429
  * from another plugin's hook carries it.
