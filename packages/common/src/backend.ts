@@ -6,7 +6,7 @@ import type { ReadinessCheck } from './readiness.js';
 import { createLogger } from './logger.js';
 import { createMetricsRegistry } from './metrics.js';
 import { registerBuildInfo } from './platform-metrics.js';
-import { exitOnStartupFailure, installShutdown, type ShutdownStep } from './shutdown.js';
+import { exitOnStartupFailure, installShutdown, type InstalledShutdown, type ShutdownStep } from './shutdown.js';
 
 export interface BackendOptions {
   logger: Logger;
@@ -91,15 +91,22 @@ export async function runBackend<Config extends BackendBaseConfig>(
   buildApp: (config: Config, logger: Logger, registry: Registry) => BackendApp,
 ): Promise<void> {
   const logger = createLogger(service);
+  let starting: InstalledShutdown | undefined;
   try {
     const config = loadConfig();
     logger.level = config.LOG_LEVEL;
     const registry = createMetricsRegistry(service);
     registerBuildInfo(registry, { revision: config.GIT_REVISION });
     const app = buildApp(config, logger, registry);
+    // SIGTERM while start-up still waits (the webhooks service on an unreachable Kafka, say) stops what
+    // has started and exits 0, as it would once serving: a pod deleted during start-up is not killed.
+    starting = installShutdown(logger, [...app.workers, ...app.resources]);
     await app.start();
+    starting.uninstall();
     await serveBackend({ logger, registry, host: config.HOST, grpcPort: config.GRPC_PORT, opsPort: config.OPS_PORT, ...app });
   } catch (error) {
+    // Stopping what was starting can fail its start: the shutdown then ends the process (exit 0).
+    if (starting?.stopping) return;
     exitOnStartupFailure(logger, error);
   }
 }

@@ -9,7 +9,7 @@ export interface ShutdownStep {
  * On SIGTERM or SIGINT runs the steps in order (stop taking work, finish in-flight, flush, close
  * pools), then exits 0; exits 1 if they take longer than the deadline or a second signal arrives.
  */
-export function installShutdown(logger: Logger, steps: ShutdownStep[], deadlineMs = 25_000): void {
+export function installShutdown(logger: Logger, steps: ShutdownStep[], deadlineMs = 25_000): InstalledShutdown {
   let stopping = false;
   const stop = (signal: NodeJS.Signals): void => {
     if (stopping) {
@@ -39,6 +39,22 @@ export function installShutdown(logger: Logger, steps: ShutdownStep[], deadlineM
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+  return {
+    get stopping() {
+      return stopping;
+    },
+    uninstall() {
+      process.off('SIGTERM', stop);
+      process.off('SIGINT', stop);
+    },
+  };
+}
+
+export interface InstalledShutdown {
+  /** A signal arrived: the steps are running, and the process exits when they are done. */
+  readonly stopping: boolean;
+  /** Removes the handlers (before other steps are installed in their place). */
+  uninstall(): void;
 }
 
 /** Logs and exits when start-up fails (bad config, unreachable dependency). */
