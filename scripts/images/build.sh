@@ -135,18 +135,19 @@ for svc in "${services[@]}"; do
   fi
   built=$((SECONDS - started))
   cached=$(grep -c -- '--> Using cache' "$log" || true)
-  steps=$(grep -c -E '^STEP [0-9]+/' "$log" || true)
+  steps=$(grep -c -E 'STEP [0-9]+/[0-9]+: ' "$log" || true)
 
   # The SBOM of what the image holds (host platform): its root filesystem, scanned with syft's image catalogers.
   sbom="$OUT_DIR/$svc.spdx.json"
-  ctr=$(bh from --pull=never "$ref" 2>/dev/null || bh from --pull=never "$ref@$host_platform")
+  bh rm "tws-sbom-$svc" >/dev/null 2>&1 || true
+  ctr=$(bh from --pull=never --name "tws-sbom-$svc" "$ref")
   mnt=$(bh mount "$ctr")
+  size=$(du -sb "$mnt" | cut -f1)
   "$SYFT" scan "dir:$mnt" --quiet --override-default-catalogers image --source-name "$IMAGE_REGISTRY/$svc" \
     --source-version "$IMAGE_TAG" -o "spdx-json=$sbom" || { bh rm "$ctr" >/dev/null; fail "syft could not scan the $svc image"; }
   bh rm "$ctr" >/dev/null
   packages=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")).packages.length)' "$sbom")
   id=$(bh inspect --type image --format '{{.FromImageID}}' "$ref" 2>/dev/null || echo manifest-list)
-  size=$(bh images --json "$ref" 2>/dev/null | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const i=JSON.parse(s||"[]");console.log(i.length?i[0].size:0)})')
   digest=""
   if [ "$PUSH" = 1 ]; then
     printf '    pushing %s\n' "$ref"
