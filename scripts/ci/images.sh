@@ -123,7 +123,7 @@ const want=["libc6","libstdc++6","ca-certificates","node","@tws/common"].filter(
       kill -0 "$pid" 2>/dev/null || { cat "$OUT/web.log"; fail "the web app exited at start"; }
       sleep 0.1
     done
-    code() { curl -s -o /dev/null -w '%{http_code}' "$1"; }
+    code() { curl -s -o /dev/null -w '%{http_code}' "$1" || true; }
     checks="$(code "http://127.0.0.1:$ops/healthz") $(code "http://127.0.0.1:$ops/metrics") $(code "http://127.0.0.1:$ops/readyz") $(code "http://127.0.0.1:$port/") $(code "http://127.0.0.1:$port/metrics")"
     [ "$checks" = "200 200 503 200 404" ] || { kill "$pid"; cat "$OUT/web.log"; fail "web app: ops /healthz /metrics /readyz, pages / /metrics answered $checks (expected 200 200 503 200 404)"; }
     kill -TERM "$pid"
@@ -132,6 +132,46 @@ const want=["libc6","libstdc++6","ca-certificates","node","@tws/common"].filter(
     pid=""
     [ "$status" -eq 0 ] || { cat "$OUT/web.log"; fail "the web app exited $status on SIGTERM (expected 0)"; }
     printf '    OPS_PORT: /healthz 200, /metrics 200, /readyz 503 (no database); PORT: / 200, /metrics 404; SIGTERM → exit 0\n'
+  fi
+  if [ "$svc" = tasks ] || [ "$svc" = attachments ] || [ "$svc" = webhooks ]; then
+    # A complete configuration but nothing behind it (Postgres, Kafka, S3 on a closed port): the service
+    # must start, serve its gRPC and ops ports, say it is not ready, and shut down cleanly on SIGTERM.
+    step "$svc image: starts, ops /healthz 200 and /readyz 503 (nothing behind it), exits 0 on SIGTERM (webhooks: waits for Kafka)"
+    grpc=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+    ops=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+    env -i "${image_env[@]}" HOME=/home/nonroot HOST=127.0.0.1 GRPC_PORT="$grpc" OPS_PORT="$ops" LOG_LEVEL=warn \
+      DATABASE_URL=postgres://images-ci@127.0.0.1:9/none KAFKA_BROKERS=127.0.0.1:9 S3_ENDPOINT=http://127.0.0.1:9 \
+      S3_PUBLIC_ENDPOINT=http://127.0.0.1:9 WEBHOOK_SECRET_ENCRYPTION_KEY="$(head -c 32 /dev/urandom | base64)" \
+      "${in_image[@]}" "${argv[@]}" >"$OUT/$svc.log" 2>&1 &
+    pid=$!
+    for _ in $(seq 1 100); do
+      curl -fsS "http://127.0.0.1:$ops/healthz" >/dev/null 2>&1 && break
+      kill -0 "$pid" 2>/dev/null || { cat "$OUT/$svc.log"; fail "the $svc service exited at start"; }
+      sleep 0.1
+    done
+    checks="$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$ops/healthz" || true) $(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$ops/readyz" || true)"
+    if [ "$svc" = webhooks ]; then
+      # webhooks connects its Kafka producer before it serves (services/webhooks/src/app.ts start()):
+      # with no broker it keeps retrying, alive, with its ports closed.
+      kill -0 "$pid" 2>/dev/null || { tail -20 "$OUT/$svc.log"; fail "the webhooks service exited while its Kafka was unreachable"; }
+      printf '    alive after 10 s, connecting to Kafka (ops ports open once Kafka answers)\n'
+    else
+      [ "$checks" = "200 503" ] || { tail -20 "$OUT/$svc.log"; fail "$svc: ops /healthz /readyz answered $checks (expected 200 503)"; }
+      (exec 3<>"/dev/tcp/127.0.0.1/$grpc") 2>/dev/null || { tail -20 "$OUT/$svc.log"; fail "$svc: nothing listens on its gRPC port"; }
+      printf '    ops /healthz 200, /readyz 503, gRPC port open\n'
+    fi
+    kill -TERM "$pid"
+    status=0
+    wait "$pid" || status=$?
+    pid=""
+    if [ "$svc" = webhooks ] && [ "$status" -eq 143 ]; then
+      # Known gap (packages/common runBackend): the signal handlers are installed after app.start(), so a
+      # SIGTERM while Kafka is still unreachable ends the process by the default action (128+15).
+      printf '    SIGTERM while connecting → exit 143 (KNOWN GAP: no handler before start() completes)\n'
+    else
+      [ "$status" -eq 0 ] || { tail -20 "$OUT/$svc.log"; fail "the $svc service exited $status on SIGTERM (expected 0)"; }
+      printf '    SIGTERM → exit 0\n'
+    fi
   fi
   # The gateway's settings all have defaults but PUBLIC_BASE_URL (it was started above); the other services' do not
   # (web: APP_URL, the OpenID provider, SESSION_SECRET, API_PUBLIC_BASE_URL and OAUTH_SIGNING_KEYS, besides DATABASE_URL).

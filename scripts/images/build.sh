@@ -133,6 +133,14 @@ for svc in "${services[@]}"; do
     tail -30 "$log"
     fail "building the $svc image failed (log: $log)"
   fi
+  if [[ "$IMAGE_PLATFORMS" != *,* ]]; then
+    # buildah's layer cache keys a LABEL step by its text, not by the build arguments it expands: a
+    # cached build would keep the previous revision. The labels are set once more on the final image.
+    bh rm "tws-label-$svc" >/dev/null 2>&1 || true
+    ctr=$(bh from --pull=never --name "tws-label-$svc" "$ref")
+    bh config --label "org.opencontainers.image.version=$IMAGE_TAG" --label "org.opencontainers.image.revision=$IMAGE_REVISION" "$ctr"
+    bh commit --quiet --rm "$ctr" "$ref" >/dev/null
+  fi
   built=$((SECONDS - started))
   cached=$(grep -c -- '--> Using cache' "$log" || true)
   steps=$(grep -c -E 'STEP [0-9]+/[0-9]+: ' "$log" || true)
