@@ -89,7 +89,8 @@ if [ ! -x "$SYFT" ] || ! "$SYFT" version 2>/dev/null | grep -q "${SYFT_VERSION#v
   printf '    building syft %s with go install (first run only; a few minutes)\n' "$SYFT_VERSION"
   mkdir -p "$(dirname "$SYFT")"
   GOBIN="$(dirname "$SYFT")" CGO_ENABLED=0 GOFLAGS=-mod=mod \
-    go install -trimpath -ldflags "-s -w -X main.version=$SYFT_VERSION" "github.com/anchore/syft/cmd/syft@$SYFT_VERSION"
+    go install -trimpath -ldflags "-s -w -X main.version=$SYFT_VERSION" "github.com/anchore/syft/cmd/syft@$SYFT_VERSION" \
+    >"$IMAGES_CACHE/syft-build.log" 2>&1 || { tail -20 "$IMAGES_CACHE/syft-build.log"; fail "go install syft $SYFT_VERSION failed"; }
 fi
 printf '    syft %s (cached at %s)\n' "$SYFT_VERSION" "$SYFT"
 
