@@ -123,6 +123,8 @@ for svc in "${services[@]}"; do
   step "$svc: buildah bud --isolation chroot --layers -f docker/Dockerfile --build-arg SERVICE=$svc → $ref ($IMAGE_PLATFORMS)"
   started=$SECONDS
   log="$OUT_DIR/$svc.build.log"
+  previous=$(bh inspect --type image --format '{{.FromImageID}}' "$ref" 2>/dev/null || true)
+  containers_before=$(bh containers -q | sort)
   target=(--tag "$ref")
   if [[ "$IMAGE_PLATFORMS" == *,* ]]; then
     bh manifest rm "$ref" >/dev/null 2>&1 || true
@@ -134,6 +136,8 @@ for svc in "${services[@]}"; do
     tail -30 "$log"
     fail "building the $svc image failed (log: $log)"
   fi
+  # buildah 1.28 leaves a working container behind for some cached stages: this build's are removed.
+  comm -13 <(printf '%s\n' "$containers_before") <(bh containers -q | sort) | xargs -r buildah rm >/dev/null
   if [[ "$IMAGE_PLATFORMS" != *,* ]]; then
     # buildah's layer cache keys a LABEL step by its text, not by the build arguments it expands: a
     # cached build would keep the previous revision. The labels are set once more on the final image.
@@ -141,6 +145,10 @@ for svc in "${services[@]}"; do
     ctr=$(bh from --pull=never --name "tws-label-$svc" "$ref")
     bh config --label "org.opencontainers.image.version=$IMAGE_TAG" --label "org.opencontainers.image.revision=$IMAGE_REVISION" "$ctr"
     bh commit --quiet --rm "$ctr" "$ref" >/dev/null
+    # The previous run's labelled image, now untagged and a leaf: removed so the storage does not grow
+    # by an image per run (the layer cache is its parent and stays).
+    current=$(bh inspect --type image --format '{{.FromImageID}}' "$ref")
+    [ -z "$previous" ] || [ "$previous" = "$current" ] || bh rmi "$previous" >/dev/null 2>&1 || true
   fi
   built=$((SECONDS - started))
   cached=$(grep -c -- '--> Using cache' "$log" || true)
