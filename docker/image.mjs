@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // What goes into a service's image, worked out from the built repository. docker/Dockerfile runs it
-// in its build stage; scripts/ci/images.sh runs the same code to rehearse the images without a
-// container engine.
+// in its build stage (scripts/images/build.sh builds the images with buildah; scripts/ci/images.sh
+// checks them).
 //
 //   node docker/image.mjs roots SERVICE          the workspaces to compile (tsc -b), one a line: the
 //                                                service and the operators' tools its image ships

@@ -159,7 +159,7 @@ SET_WHEN_ENABLED = {
 # Read by Node.js itself, not by config.ts.
 RUNTIME_VARIABLES = {"NODE_EXTRA_CA_CERTS", "NODE_OPTIONS"}
 # Set by the image (docker/Dockerfile), not by the chart: the chart does not know what was built.
-IMAGE_VARIABLES = {"GIT_REVISION": "the commit built, for task_workspace_build_info (--build-arg GIT_REVISION)"}
+IMAGE_VARIABLES = {"GIT_REVISION": "the commit built, for task_workspace_build_info (--build-arg REVISION, set by scripts/images/build.sh)"}
 CONFIG_KEY = re.compile(r"^\s*([A-Z][A-Z0-9_]*):", re.M)
 
 

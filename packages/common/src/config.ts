@@ -84,7 +84,7 @@ export function backendEnv(defaults: { grpcPort: number; opsPort: number; databa
 
 /**
  * The build's revision, for `task_workspace_build_info` (platform-metrics.ts): set by the image
- * (docker/Dockerfile `--build-arg GIT_REVISION=…`), never by the chart; unset reports `unknown`.
+ * (docker/Dockerfile `--build-arg REVISION=…`), never by the chart; unset reports `unknown`.
  * Part of backendEnv; the HTTP services spread it.
  */
 export const buildInfoEnv = {
