@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   attemptOfTopic,
+  exampleTaskEvent,
   deadLetterMessage,
   maxAttempts,
   originalOf,
@@ -15,27 +16,15 @@ import {
   type TaskEvent,
 } from './index.js';
 
-const event: TaskEvent = {
-  id: 'evt_7d1c1c2e-36c1-4b7e-9f55-0a7f8d0f3c11',
-  event: 'task.updated',
-  createdAt: '2026-11-22T10:00:01.000Z',
-  data: {
-    id: 'a1d2c3b4-0000-4000-8000-000000000009',
-    number: 7,
-    name: 'Ship it',
-    isCompleted: false,
-    listId: 'a1d2c3b4-0000-4000-8000-000000000001',
-    projectId: 'a1d2c3b4-0000-4000-8000-000000000002',
-    assigneeId: null,
-    statusId: 'a1d2c3b4-0000-4000-8000-000000000003',
-    labels: [{ id: 'l1', name: 'bug', color: '#FF0000' }],
-    createdAt: '2026-11-22T10:00:00.123Z',
-  },
-};
+const event: TaskEvent = exampleTaskEvent;
 const workspaceId = '2f0c9a43-8ed1-4b52-b2f1-6a7b7e8f9a10';
 const bytes = (text: string) => Buffer.from(text, 'utf8');
 
 describe('task-events.v1', () => {
+  it('the documented example event is valid for the writer', () => {
+    expect(taskEventSchema.parse(exampleTaskEvent)).toEqual(exampleTaskEvent);
+  });
+
   it('the writer refuses extra fields and malformed values', () => {
     expect(taskEventSchema.safeParse({ ...event, data: { ...event.data, description: [] } }).success).toBe(false);
     expect(taskEventSchema.safeParse({ ...event, id: 'evt_123' }).success).toBe(false);

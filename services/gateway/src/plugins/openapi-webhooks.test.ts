@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { z } from 'zod';
-import { pingEventSchema, taskEventSchema, webhookEventKinds } from '@tws/contracts';
+import { exampleTaskEvent, pingEventSchema, taskEventSchema, webhookEventKinds } from '@tws/contracts';
 import { startGateway, type Harness } from '../testing/harness.js';
 
 interface Parameter {
@@ -44,22 +44,11 @@ const validatorOf = (kind: string) => {
   return z.fromJSONSchema(JSON.parse(standalone) as Parameters<typeof z.fromJSONSchema>[0]);
 };
 
+// A task.created event with no status (null is allowed) and a short label id.
 const task = {
-  id: 'evt_7d1c1c2e-36c1-4b7e-9f55-0a7f8d0f3c11',
+  ...exampleTaskEvent,
   event: 'task.created',
-  createdAt: '2026-11-22T10:00:01.000Z',
-  data: {
-    id: 'a1d2c3b4-0000-4000-8000-000000000009',
-    number: 7,
-    name: 'Ship it',
-    isCompleted: false,
-    listId: 'a1d2c3b4-0000-4000-8000-000000000001',
-    projectId: 'a1d2c3b4-0000-4000-8000-000000000002',
-    assigneeId: null,
-    statusId: null,
-    labels: [{ id: 'l1', name: 'bug', color: '#FF0000' }],
-    createdAt: '2026-11-22T10:00:00.123Z',
-  },
+  data: { ...exampleTaskEvent.data, statusId: null, labels: [{ id: 'l1', name: 'bug', color: '#FF0000' }] },
 };
 
 test('the webhooks section has the three task events and ping, each a POST with its payload schema', () => {

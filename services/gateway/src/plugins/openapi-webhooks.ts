@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { pingEventSchema, taskEventSchema, taskEventSchemaOf, type WebhookEventKind } from '@tws/contracts';
+import { exampleTaskEvent, pingEventSchema, taskEventSchema, taskEventSchemaOf, type WebhookEventKind } from '@tws/contracts';
 
 /*
  * The OpenAPI 3.1 `webhooks` section: what the service POSTs to a registered endpoint. The payload
@@ -9,22 +9,7 @@ import { pingEventSchema, taskEventSchema, taskEventSchemaOf, type WebhookEventK
 
 const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` });
 
-const example = {
-  id: 'evt_7d1c1c2e-36c1-4b7e-9f55-0a7f8d0f3c11',
-  createdAt: '2026-11-22T10:00:01.000Z',
-  data: {
-    id: 'a1d2c3b4-0000-4000-8000-000000000009',
-    number: 7,
-    name: 'Ship it',
-    isCompleted: false,
-    listId: 'a1d2c3b4-0000-4000-8000-000000000001',
-    projectId: 'a1d2c3b4-0000-4000-8000-000000000002',
-    assigneeId: null,
-    statusId: 'a1d2c3b4-0000-4000-8000-000000000003',
-    labels: [{ id: 'a1d2c3b4-0000-4000-8000-000000000004', name: 'bug', color: '#DC2626' }],
-    createdAt: '2026-11-22T10:00:00.123Z',
-  },
-};
+const example = exampleTaskEvent;
 
 const tolerant =
   'Receivers must ignore fields they do not know: fields may be added to a payload (never removed or changed) within v1.';
