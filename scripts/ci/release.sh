@@ -93,6 +93,10 @@ for path in sys.argv[1:]:
         for step in job.get("steps", []):
             if str(step.get("uses", "")).startswith("actions/checkout@") and (step.get("with") or {}).get("persist-credentials") is not False:
                 problems.append(f"{path}: job {name}: actions/checkout without persist-credentials: false")
+            env = step.get("env") or {}
+            # scripts/images/build.sh refuses other platforms than the host's with its local bases.
+            if "," in str(env.get("IMAGE_PLATFORMS", "")) and env.get("IMAGE_BASES") != "upstream":
+                problems.append(f"{path}: job {name}: a multi-platform build.sh step needs IMAGE_BASES: upstream")
 for problem in problems:
     print(f"workflow rules: {problem}", file=sys.stderr)
 if problems:
@@ -106,6 +110,11 @@ if "$PY" "$OUT/rules.py" "$OUT/unpinned.yml" 2>"$OUT/rules.err"; then
   fail "the workflow rules passed an action pinned by tag and write-all permissions"
 fi
 say "a copy with actions/checkout@v4 and write-all is refused ($(wc -l <"$OUT/rules.err") problems)"
+grep -v '^ *IMAGE_BASES: upstream$' .github/workflows/release.yml >"$OUT/local-bases.yml"
+if "$PY" "$OUT/rules.py" "$OUT/local-bases.yml" 2>"$OUT/rules.err"; then
+  fail "the workflow rules passed a multi-platform image build without IMAGE_BASES: upstream"
+fi
+say "a copy building linux/amd64,linux/arm64 from the local (host-only) bases is refused"
 
 step "scripts/release/settings.sh: registry default, tag = package.json version"
 version=$(node -p 'require("./package.json").version')
