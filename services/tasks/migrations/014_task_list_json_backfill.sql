@@ -10,7 +10,7 @@ DECLARE
   v_next uuid;
 BEGIN
   LOOP
-    SELECT max(id) INTO v_next FROM (SELECT id FROM tasks WHERE id > v_last ORDER BY id LIMIT 1000) batch;
+    SELECT batch.id INTO v_next FROM (SELECT id FROM tasks WHERE id > v_last ORDER BY id LIMIT 1000) batch ORDER BY batch.id DESC LIMIT 1;
     EXIT WHEN v_next IS NULL;
     UPDATE tasks SET list_json = list_json
     WHERE id > v_last AND id <= v_next AND position('"updatedAt":' IN list_json) = 0;
