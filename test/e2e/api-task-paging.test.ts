@@ -22,6 +22,7 @@ import {
   type ListedTask,
 } from '../support/fixtures.js';
 import { taskFixture } from '../support/task-fixture.js';
+import { pageSql } from '../../services/tasks/src/store/task-list-page.js';
 
 describe('task list paging and filters', () => {
   const fx = taskFixture();
@@ -217,6 +218,30 @@ describe('task list paging and filters', () => {
     const sql = await readFile(new URL('../../services/tasks/migrations/014_task_list_json_backfill.sql', import.meta.url), 'utf8');
     await db.query({ text: sql, queryMode: 'extended' } as pg.QueryConfig);
     expect(await rendered()).toEqual(current);
+  });
+
+  it('the page query walks indexes: sections by position, each section\'s tasks by position (EXPLAIN)', async () => {
+    const { project } = await seeded();
+    const first = (await get(listPath(project.id))).body[0]!;
+    // A tiny test table would be read whole anyway; forbid that to see the plan the query has on a big one.
+    await db.query('BEGIN');
+    try {
+      await db.query('SET LOCAL enable_seqscan = off');
+      const after = { sectionId: first.listId, position: first.order, number: first.number };
+      const explain = async (filters: unknown[]): Promise<string> => {
+        const values = [fx.ws.workspace.id, project.id, after.sectionId, after.position, after.number, ...filters, 100, 1 << 20];
+        const { rows } = await db.query<{ 'QUERY PLAN': unknown }>({ text: `EXPLAIN (FORMAT JSON) ${pageSql}`, values });
+        return JSON.stringify(rows[0]!['QUERY PLAN']);
+      };
+      const plain = await explain([null, null, false, null, null, null]);
+      expect(plain).toContain('tasks_section_position_idx');
+      expect(plain).toMatch(/sections_project_position_idx|sections_pkey/);
+      expect(plain).not.toContain('"Seq Scan"');
+      const filtered = await explain([false, fx.todo.id, true, null, project.defaultListId, '2026-01-01T00:00:00Z']);
+      expect(filtered).not.toContain('"Seq Scan"');
+    } finally {
+      await db.query('ROLLBACK');
+    }
   });
 });
 

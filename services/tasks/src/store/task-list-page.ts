@@ -43,7 +43,7 @@ export type TaskListPage =
  * may use tasks_project_updated_idx, migration 015). A page also stops at about `listPageBytes` of
  * JSON (at least one task), so 500 tasks with 1 MiB descriptions never make one 500 MiB message.
  */
-const pageSql = `
+export const pageSql = `
   WITH proj AS (
     SELECT p.id FROM projects p WHERE p.workspace_id = $1 AND p.id = $2
   ), cur AS (
