@@ -238,6 +238,7 @@ describe('task list paging and filters', () => {
       expect(plain).toMatch(/sections_project_position_idx|sections_pkey/);
       expect(plain).not.toContain('"Seq Scan"');
       const filtered = await explain([false, fx.todo.id, true, null, project.defaultListId, '2026-01-01T00:00:00Z']);
+      expect(filtered).toContain('tasks_section_position_idx');
       expect(filtered).not.toContain('"Seq Scan"');
     } finally {
       await db.query('ROLLBACK');

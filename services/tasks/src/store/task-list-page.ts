@@ -39,8 +39,9 @@ export type TaskListPage =
  * task and never shift a task already served or still to come. The walk goes section by section in
  * order (sections_project_position_idx), and in each section through tasks_section_position_idx
  * with at most limit + 1 rows: the work is bounded by the page size and the number of sections, not
- * by the project's task count (filters are residual conditions of that index walk; `updatedSince`
- * may use tasks_project_updated_idx, migration 015). A page also stops at about `listPageBytes` of
+ * by the project's task count (filters are residual conditions of that index walk, so a selective
+ * filter on a huge section reads that section's index; a section's tasks are always the project's:
+ * `secs` holds only the project's sections). A page also stops at about `listPageBytes` of
  * JSON (at least one task), so 500 tasks with 1 MiB descriptions never make one 500 MiB message.
  */
 export const pageSql = `
@@ -56,7 +57,7 @@ export const pageSql = `
     SELECT t.list_json, t.section_id, t.position, t.number, s.position AS s_position, s.created_at AS s_created_at
     FROM secs s CROSS JOIN LATERAL (
       SELECT t.list_json, t.section_id, t.position, t.number FROM tasks t
-      WHERE t.section_id = s.id AND t.workspace_id = $1 AND t.project_id = $2
+      WHERE t.section_id = s.id
         AND (s.id IS DISTINCT FROM $3::uuid OR (t.position, t.number) > ($4::int, $5::int))
         AND ($6::bool IS NULL OR t.is_completed = $6::bool)
         AND ($7::uuid IS NULL OR t.status_id = $7::uuid)
