@@ -202,7 +202,7 @@ describe('task list paging and filters', () => {
     expect(nextOf(response)).toMatch(new RegExp(`^/v1/projects/${project.id}/tasks\\?limit=2&cursor=`));
   });
 
-  it('migration 014 re-renders, in committed batches, the list JSON of tasks written before 013', async () => {
+  it('migration 015 re-renders, in committed batches, the list JSON of tasks written before 013', async () => {
     const task = await fx.freshTask();
     const rendered = async (): Promise<{ json: string; updated: string }> =>
       (await db.query<{ json: string; updated: string }>('SELECT list_json AS json, updated_at::text AS updated FROM tasks WHERE id = $1', [task.id])).rows[0]!;
@@ -215,7 +215,7 @@ describe('task list paging and filters', () => {
     await db.query('RESET session_replication_role');
     expect((await rendered()).json).toBe(before013);
     // As the migrate command runs a no-transaction migration: one statement, extended protocol.
-    const sql = await readFile(new URL('../../services/tasks/migrations/014_task_list_json_backfill.sql', import.meta.url), 'utf8');
+    const sql = await readFile(new URL('../../services/tasks/migrations/015_task_list_json_backfill.sql', import.meta.url), 'utf8');
     await db.query({ text: sql, queryMode: 'extended' } as pg.QueryConfig);
     expect(await rendered()).toEqual(current);
   });

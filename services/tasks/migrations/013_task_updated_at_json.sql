@@ -2,7 +2,7 @@
 -- The column exists since 002 (`updated_at`, set by every task write and by label changes:
 -- store/task-changes.ts, store/labels.ts touchTasks), so no column is added and no table rewritten:
 -- this only makes the list-JSON trigger of migration 005 render it too, from now on. Rows written
--- before keep their old list_json until migration 014 re-renders them in small batches.
+-- before keep their old list_json until migration 015 re-renders them in small batches.
 CREATE OR REPLACE FUNCTION tasks_render_list_json() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   -- A new task was last changed when it was created (not at the inserting transaction's start).
