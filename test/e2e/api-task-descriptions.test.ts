@@ -33,7 +33,7 @@ describe('tasks', () => {
     const markdown = async (text: string): Promise<RichTextNode[]> => {
       const response = await api<Task>('PATCH', `/v1/tasks/${task.id}`, { credentials: fx.key, body: { description: text } });
       expectStatus(response, 200);
-      expect(response.body).toStrictEqual({ ...task, description: expect.any(Array) });
+      expect(response.body).toStrictEqual({ ...task, description: expect.any(Array), updatedAt: expect.any(String) });
       const nodes = response.body.description!;
       expect(richTextProblems(nodes)).toStrictEqual([]);
       expect((await getTask(fx.key, task.id)).description).toStrictEqual(nodes);
@@ -132,7 +132,7 @@ describe('tasks', () => {
       await markdown('something else');
       const response = await api<Task>('PATCH', `/v1/tasks/${task.id}`, { credentials: fx.key, body: { description: nodes } });
       expectStatus(response, 200);
-      expect(response.body).toStrictEqual({ ...task, description: nodes });
+      expect(response.body).toStrictEqual({ ...task, description: nodes, updatedAt: expect.any(String) });
       expect((await listed(fx.project.id, task.id))!.description).toStrictEqual(nodes);
     });
 
@@ -140,8 +140,8 @@ describe('tasks', () => {
       await markdown('to be cleared');
       const response = await api<Task>('PATCH', `/v1/tasks/${task.id}`, { credentials: fx.key, body: { description: null } });
       expectStatus(response, 200);
-      expect(response.body).toStrictEqual({ ...task, description: null });
-      expect(await getTask(fx.key, task.id)).toStrictEqual({ ...task, description: null });
+      expect(response.body).toStrictEqual({ ...task, description: null, updatedAt: expect.any(String) });
+      expect(await getTask(fx.key, task.id)).toStrictEqual({ ...task, description: null, updatedAt: expect.any(String) });
       expect((await listed(fx.project.id, task.id))!.description).toBeNull();
     });
 
@@ -149,8 +149,8 @@ describe('tasks', () => {
       await markdown('to be emptied');
       const response = await api<Task>('PATCH', `/v1/tasks/${task.id}`, { credentials: fx.key, body: { description: '' } });
       expectStatus(response, 200);
-      expect(response.body).toStrictEqual({ ...task, description: null });
-      expect(await getTask(fx.key, task.id)).toStrictEqual({ ...task, description: null });
+      expect(response.body).toStrictEqual({ ...task, description: null, updatedAt: expect.any(String) });
+      expect(await getTask(fx.key, task.id)).toStrictEqual({ ...task, description: null, updatedAt: expect.any(String) });
     });
 
     it.each([21, 5_000, 20_000])('refuses a node array nested %i deep with 400 and keeps the description', async (depth) => {

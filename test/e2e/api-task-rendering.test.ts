@@ -29,13 +29,13 @@ describe('task JSON rendered by the tasks service', () => {
     expectStatus(single, 200);
     expect(single.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(Object.keys(single.body)).toStrictEqual([
-      'id', 'number', 'name', 'isCompleted', 'description', 'listId', 'assigneeId', 'statusId', 'createdAt', 'projectId', 'labels',
+      'id', 'number', 'name', 'isCompleted', 'description', 'listId', 'assigneeId', 'statusId', 'createdAt', 'projectId', 'labels', 'updatedAt',
     ]);
     const list = await api<Array<Record<string, unknown>>>('GET', `/v1/projects/${project.id}/tasks`, { credentials: key });
     expectStatus(list, 200);
     expect(list.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(Object.keys(list.body[0]!)).toStrictEqual([
-      'id', 'number', 'name', 'isCompleted', 'description', 'listId', 'assigneeId', 'statusId', 'order', 'createdAt',
+      'id', 'number', 'name', 'isCompleted', 'description', 'listId', 'assigneeId', 'statusId', 'order', 'createdAt', 'updatedAt',
     ]);
   });
 

@@ -32,8 +32,11 @@ describe('tasks', () => {
     const patchExpecting = async (id: string, body: Record<string, unknown>, expected: Task): Promise<void> => {
       const response = await api<Task>('PATCH', `/v1/tasks/${id}`, { credentials: fx.key, body });
       expectStatus(response, 200);
-      expect(response.body).toStrictEqual(expected);
-      expect(await getTask(fx.key, id)).toStrictEqual(expected);
+      // A change moves updatedAt on; the answer and a later GET agree on it.
+      expect(Date.parse(response.body.updatedAt)).toBeGreaterThanOrEqual(Date.parse(expected.updatedAt));
+      const written = { ...expected, updatedAt: response.body.updatedAt };
+      expect(response.body).toStrictEqual(written);
+      expect(await getTask(fx.key, id)).toStrictEqual(written);
     };
     /** PATCHes, expects `status` with the error shape, and checks the task is unchanged. */
     const patchRejected = async (task: Task, body: Record<string, unknown>, status = 400): Promise<void> => {
@@ -108,7 +111,7 @@ describe('tasks', () => {
       await patchExpecting(task.id, { listId: target }, { ...task, listId: target });
       const tasks = await listTasks(fx.key, fx.project.id);
       const maxBefore = Math.max(...occupants.map((id) => tasks.find((t) => t.id === id)!.order));
-      expect(tasks.find((t) => t.id === task.id)).toStrictEqual(listShape({ ...task, listId: target }, maxBefore + 1));
+      expect(tasks.find((t) => t.id === task.id)).toStrictEqual(listShape({ ...task, listId: target, updatedAt: expect.stringMatching(/Z$/) as string }, maxBefore + 1));
     });
 
     it('answers 400 to a listId of another project and leaves the task where it was', async () => {
@@ -129,7 +132,7 @@ describe('tasks', () => {
     it('answers 400 to an assigneeId that is not a member', async () => {
       const task = await freshTask();
       await patchTask(fx.key, task.id, { assigneeId: fx.member.userId });
-      await patchRejected({ ...task, assigneeId: fx.member.userId }, { assigneeId: unknownId() });
+      await patchRejected(await getTask(fx.key, task.id), { assigneeId: unknownId() });
     });
 
     it('changes several fields in one call', async () => {

@@ -24,7 +24,7 @@ import {
 } from '../support/fixtures.js';
 import { listShape, taskFixture } from '../support/task-fixture.js';
 
-const LIST_KEYS = ['assigneeId', 'createdAt', 'description', 'id', 'isCompleted', 'listId', 'name', 'number', 'order', 'statusId'];
+const LIST_KEYS = ['assigneeId', 'createdAt', 'description', 'id', 'isCompleted', 'listId', 'name', 'number', 'order', 'statusId', 'updatedAt'];
 
 describe('tasks', () => {
   const fx = taskFixture();
@@ -75,6 +75,7 @@ describe('tasks', () => {
         projectId: fx.project.id,
         labels: [],
         createdAt: expect.stringMatching(TIMESTAMP),
+        updatedAt: expect.stringMatching(TIMESTAMP),
       });
       const createdAt = Date.parse(task.createdAt);
       expect(createdAt).toBeGreaterThanOrEqual(before - 60_000);
@@ -167,6 +168,7 @@ describe('tasks', () => {
           statusId: fx.todo.id,
           order: expect.any(Number),
           createdAt: expect.stringMatching(TIMESTAMP),
+          updatedAt: expect.stringMatching(TIMESTAMP),
         },
         {
           id: b.id,
@@ -179,6 +181,7 @@ describe('tasks', () => {
           statusId: fx.todo.id,
           order: sorted[0]!.order + 1,
           createdAt: expect.stringMatching(TIMESTAMP),
+          updatedAt: expect.stringMatching(TIMESTAMP),
         },
       ]);
     });
@@ -199,6 +202,7 @@ describe('tasks', () => {
         projectId: fx.project.id,
         labels: [],
         createdAt: expect.stringMatching(TIMESTAMP),
+        updatedAt: expect.stringMatching(TIMESTAMP),
       });
       expect(await listed(fx.project.id, id)).toStrictEqual(listShape(response.body, expect.any(Number) as number));
     });

@@ -122,7 +122,7 @@ describe('attachments: three-step upload, permanent download URL', () => {
   it('keeps the single-task response in its contract shape', async () => {
     const single = await getTask(freeKey, task.id);
     expect(Object.keys(single).sort()).toEqual(
-      ['assigneeId', 'createdAt', 'description', 'id', 'isCompleted', 'labels', 'listId', 'name', 'number', 'projectId', 'statusId'].sort(),
+      ['assigneeId', 'createdAt', 'description', 'id', 'isCompleted', 'labels', 'listId', 'name', 'number', 'projectId', 'statusId', 'updatedAt'].sort(),
     );
   });
 

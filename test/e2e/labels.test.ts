@@ -146,8 +146,9 @@ describe('LabelsService: labels on tasks', () => {
     expect(added.result?.labels).toEqual([{ id: bug.id, name: bug.name, color: '#B91C1C' }]);
     const after = await getTask(key, task.id);
     expect(after.labels).toEqual([{ id: bug.id, name: bug.name, color: '#B91C1C' }]);
-    // Nothing else of the task changed.
-    expect({ ...after, labels: [] }).toEqual(before);
+    // Nothing else of the task changed (but its updatedAt: a label change is a change of the task).
+    expect(Date.parse(after.updatedAt)).toBeGreaterThan(Date.parse(before.updatedAt));
+    expect({ ...after, labels: [], updatedAt: before.updatedAt }).toEqual(before);
 
     expect((await addTo(owner, task.id, bug.id)).result).toMatchObject({ changed: false, labels: [{ id: bug.id }] });
     const [updated] = await events.waitFor(task.id, 1);

@@ -55,6 +55,8 @@ export interface ListedTask {
   statusId: string | null;
   order: number;
   createdAt: string;
+  /** The last change of the task (issue 21: incremental sync). */
+  updatedAt: string;
 }
 /** A task in `GET /v1/tasks/:id` (and, by the design's decision, the PATCH response). */
 export interface Task extends Omit<ListedTask, 'order'> {

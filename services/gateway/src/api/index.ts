@@ -25,7 +25,7 @@ const api: FastifyPluginAsyncZod<ApiOptions> = async (app, options) => {
   await app.register(usageRoutes);
   await app.register(projectRoutes);
   await app.register(sectionRoutes);
-  await app.register(taskRoutes);
+  await app.register(taskRoutes, { publicBaseUrl: options.publicBaseUrl });
   await app.register(commentRoutes);
   await app.register(attachmentRoutes, { publicBaseUrl: options.publicBaseUrl });
   await app.register(webhookRoutes);

@@ -130,3 +130,16 @@ test('every documented answer may carry RateLimit-Policy and RateLimit, whose pa
     }
   }
 });
+
+test('the task list documents its optional paging and filter parameters, the Link header and updatedAt', () => {
+  const list = spec.paths['/v1/projects/{projectId}/tasks']?.get as
+    | { parameters: Array<{ in: string; name: string; required?: boolean }>; responses: Record<string, { headers?: Record<string, { required?: boolean }> }> }
+    | undefined;
+  const query = (list?.parameters ?? []).filter((parameter) => parameter.in === 'query');
+  expect(query.map((parameter) => parameter.name).sort()).toEqual(['assigneeId', 'cursor', 'isCompleted', 'limit', 'listId', 'statusId', 'updatedSince']);
+  for (const parameter of query) expect(parameter.required ?? false, parameter.name).toBe(false);
+  expect(list?.responses['200']?.headers?.['Link']).toMatchObject({ required: false });
+  const schemas = (spec as unknown as { components: { schemas: Record<string, { required?: string[] }> } }).components.schemas;
+  expect(schemas['TaskListItem']?.required).toContain('updatedAt');
+  expect(schemas['Task']?.required).toContain('updatedAt');
+});

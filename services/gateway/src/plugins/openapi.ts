@@ -71,6 +71,14 @@ const requestIdParameter = {
   schema: { type: 'string' },
 };
 
+const nextPageHeader = {
+  Link: {
+    description: 'On a paged answer that is not the last page: `<absolute URL of the next page>; rel="next"` (RFC 8288).',
+    required: false,
+    schema: { type: 'string', pattern: '^<https?://[^>]+>; rel="next"$' },
+  },
+};
+
 const etagHeader = {
   ETag: {
     description: 'Strong entity tag of this representation: send it as If-None-Match (304 when still current) or as If-Match of a PATCH (412 when no longer current).',
@@ -146,7 +154,8 @@ function documentIdempotency(operation: Operation): void {
 /**
  * Final touches: the zod transform emits an input and an output copy of every registered schema;
  * only the referenced ones are kept. 429 answers document their Retry-After header, the 200 and 304
- * answers of operations taking If-None-Match their ETag (the 200 of those taking If-Match too); paths with
+ * answers of operations taking If-None-Match their ETag (the 200 of those taking If-Match too), the 200 of
+ * those taking a `cursor` its `Link` rel="next"; paths with
  * parameters document the router's 400 and 414; every operation takes an optional X-Request-Id and
  * every answer carries one, and the RateLimit headers when the limit is on.
  */
@@ -171,6 +180,8 @@ function finish<Document extends object>(generated: Document): Document {
         const tagged = operation.responses?.[code];
         if (tagged) tagged.headers = { ...tagged.headers, ...etagHeader };
       }
+      const paged = operation.responses?.['200'];
+      if (paged && takesHeader(operation.parameters, 'cursor')) paged.headers = { ...paged.headers, ...nextPageHeader };
       if (operation.responses && path.includes('{')) operation.responses = { ...pathParameterErrors, ...operation.responses };
       if (method === 'post' && path.startsWith('/v1/')) documentIdempotency(operation);
       operation.parameters = [...(operation.parameters ?? []), requestIdParameter];

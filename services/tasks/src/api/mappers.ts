@@ -101,6 +101,7 @@ export const taskMessage = (task: Task): TaskMessage => ({
   order: task.order,
   createdAt: task.createdAt.toISOString(),
   projectId: task.projectId,
+  updatedAt: task.updatedAt.toISOString(),
   labels: task.labels.map((label) => ({ id: label.id, name: label.name, color: label.color })),
 });
 

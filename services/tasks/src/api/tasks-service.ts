@@ -9,6 +9,7 @@ import { listCommentsPage } from '../domain/comments.js';
 import * as projects from '../domain/projects.js';
 import * as tasks from '../domain/tasks.js';
 import { getTasksJson, listTasksJson } from '../domain/task-views.js';
+import { listTaskPage } from '../domain/task-list-page.js';
 import * as workspaces from '../domain/workspaces.js';
 import { commentMessage, memberMessage, membershipMessage, planMessage, projectMessage, sectionMessage, statusMessage, taskMessage, workspaceMessage } from './mappers.js';
 
@@ -130,6 +131,14 @@ export function tasksServiceHandlers({ pool, logger, metrics }: HandlerDeps): Ta
         return list.json === null
           ? { version: list.version, notModified: true, tasksJson: emptyJson, nextOffset: 0 }
           : { version: list.version, notModified: false, tasksJson: Buffer.from(list.json), nextOffset: list.nextOffset };
+      },
+      options,
+    ),
+    ListTaskPage: unary(
+      'ListTaskPage',
+      async (request) => {
+        const page = await listTaskPage(pool, request);
+        return { tasksJson: Buffer.from(page.json), next: page.next };
       },
       options,
     ),

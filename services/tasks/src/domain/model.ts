@@ -80,6 +80,8 @@ export interface Task {
   statusId: string | null;
   order: number;
   createdAt: Date;
+  /** The last change of what the API shows of the task (set by the write, in Postgres). */
+  updatedAt: Date;
   labels: Label[];
 }
 

@@ -16,6 +16,7 @@ const task: Task = {
   statusId: 'a1d2c3b4-0000-4000-8000-000000000003',
   order: 3,
   createdAt: new Date('2026-11-22T10:00:00.123Z'),
+  updatedAt: new Date('2026-11-22T10:05:00.000Z'),
   labels: [{ id: 'l1', name: 'bug', color: '#FF0000' }],
 };
 

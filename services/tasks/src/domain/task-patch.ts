@@ -33,6 +33,15 @@ export interface TaskUpdate {
 
 const tagOfJson = (json: string): string => entityTagOf(Buffer.from(json, 'utf8'));
 
+/** `updatedAt` of a single-task JSON as rendered by Postgres (store/task-json.ts). */
+function updatedAtOf(json: string): Date {
+  const parsed: unknown = JSON.parse(json);
+  const value = typeof parsed === 'object' && parsed !== null && 'updatedAt' in parsed ? parsed.updatedAt : undefined;
+  const time = typeof value === 'string' ? new Date(value) : new Date(Number.NaN);
+  if (Number.isNaN(time.getTime())) throw new Error('a written task was rendered without its updatedAt');
+  return time;
+}
+
 /** The entity tag of the task's single-task JSON rendered now (the caller holds its row lock). */
 async function currentTag(db: Queryable, workspaceId: string, id: string): Promise<string> {
   const [json] = await renderTasks(db, [{ workspaceId, id }]);
@@ -118,7 +127,9 @@ async function applyChange(
     event,
     requestId,
   });
-  return written === null ? null : { task: updated, entityTag: tagOfJson(written) };
+  if (written === null) return null;
+  // The write set updated_at in Postgres: answer the time it wrote, as GET /v1/tasks/:id will show it.
+  return { task: { ...updated, updatedAt: updatedAtOf(written) }, entityTag: tagOfJson(written) };
 }
 
 /**

@@ -57,6 +57,7 @@ export async function createTask(
     statusId: null,
     order: 0,
     createdAt,
+    updatedAt: createdAt,
     labels: [],
   };
   const { eventId, event, requestId } = buildTaskEvent('task.created', draft, createdAt);

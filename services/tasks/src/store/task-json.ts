@@ -4,15 +4,16 @@ import type { Queryable } from '@tws/common';
  * Read views rendered as the public API's JSON by Postgres itself (row_to_json / json_agg give
  * compact objects with the keys in the order written). The gateway sends the bytes as they are, so
  * these column aliases ARE the response shapes of contract section 2:
- *   Task:         id, number, name, isCompleted, description, listId, assigneeId, statusId, createdAt, projectId, labels
- *                 (below)
- *   TaskListItem: id, number, name, isCompleted, description, listId, assigneeId, statusId, order, createdAt
- *                 (rendered per row on write: migrations/005_task_list_json.sql)
+ *   Task:         id, number, name, isCompleted, description, listId, assigneeId, statusId, createdAt, projectId, labels,
+ *                 updatedAt (below)
+ *   TaskListItem: id, number, name, isCompleted, description, listId, assigneeId, statusId, order, createdAt, updatedAt
+ *                 (rendered per row on write: migrations/005_task_list_json.sql, 013)
  * `description` is the stored rich-text node array (NULL when empty); `createdAt` is ISO 8601 UTC
  * with milliseconds, as `Date.prototype.toISOString` writes it.
  */
 
 const createdAt = `to_char(t.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const updatedAt = `to_char(t.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 const commonFields = `t.id AS "id", t.number AS "number", t.name AS "name", t.is_completed AS "isCompleted",
   nullif(t.description, '[]'::jsonb) AS "description", t.section_id AS "listId",
@@ -24,7 +25,7 @@ const labelsOfTask = `coalesce((
           FROM task_labels tl JOIN labels l ON l.id = tl.label_id WHERE tl.task_id = t.id) label
   ), '[]'::json)`;
 
-const singleTaskFields = `${commonFields}, ${createdAt} AS "createdAt", t.project_id AS "projectId", ${labelsOfTask} AS "labels"`;
+const singleTaskFields = `${commonFields}, ${createdAt} AS "createdAt", t.project_id AS "projectId", ${labelsOfTask} AS "labels", ${updatedAt} AS "updatedAt"`;
 
 /**
  * The single-task JSON of the row `t` as an expression: a write's RETURNING renders the task as it

@@ -90,12 +90,17 @@ const taskFields = {
   statusId: z.string().nullable(),
 };
 
+const UpdatedAt = Timestamp.meta({
+  description: 'The last change of the task (any field, its labels). Filter with `updatedSince` to sync incrementally.',
+});
+
 /** A task in `GET /v1/projects/:projectId/tasks`: with `order`, without `projectId`/`labels`. */
 export const TaskListItem = z
   .object({
     ...taskFields,
     order: z.int32().meta({ description: 'Display position within its section; lower = higher in the list.' }),
     createdAt: Timestamp,
+    updatedAt: UpdatedAt,
   })
   .meta({ id: 'TaskListItem' });
 
@@ -106,6 +111,7 @@ export const Task = z
     createdAt: Timestamp,
     projectId: z.string(),
     labels: z.array(Label).meta({ description: 'Read-only through the API; by name. Each element is `{id, name, color}`; a task carries at most 20.' }),
+    updatedAt: UpdatedAt,
   })
   .meta({ id: 'Task' });
 
@@ -171,6 +177,7 @@ export function toTask(task: Task__Output | null): z.output<typeof Task> {
     createdAt: found.createdAt,
     projectId: found.projectId,
     labels: found.labels.map((label: Label__Output) => ({ id: label.id, name: label.name, color: label.color })),
+    updatedAt: found.updatedAt,
   };
 }
 

@@ -8,6 +8,11 @@ import { HttpError } from '../../plugins/errors.js';
 import { entityTagOf } from '@tws/common';
 import { conditionOf, IfMatch, ifMatchTags, IfNoneMatch, listTagOf, listVersionOf, NotModified, sendTagged } from './conditional.js';
 import { Task, TaskListItem, toTask } from '../schemas/resources.js';
+import type { AttachmentRoutesOptions } from '../attachments/schemas.js';
+import { isPaged, nextPageLink, pageRequest, TaskListQuery } from './paging.js';
+
+/** The public base URL (PUBLIC_BASE_URL) the `Link` of a paged list names. */
+export type TaskRoutesOptions = Pick<AttachmentRoutesOptions, 'publicBaseUrl'>;
 
 /** The tasks service's limit; deeper arrays are refused here already. */
 const maxDescriptionDepth = 20;
@@ -73,7 +78,7 @@ function descriptionChange(description: z.output<typeof DescriptionInput>): Desc
 }
 
 /** GET /v1/projects/:projectId/tasks, GET/PATCH/DELETE /v1/tasks/:id, POST /v1/tasks. */
-const taskRoutes: FastifyPluginAsyncZod = async (app) => {
+const taskRoutes: FastifyPluginAsyncZod<TaskRoutesOptions> = async (app, options) => {
   app.get(
     '/projects/:projectId/tasks',
     {
@@ -82,8 +87,14 @@ const taskRoutes: FastifyPluginAsyncZod = async (app) => {
         tags: ['Tasks'],
         operationId: 'listTasks',
         summary: 'Tasks of a project (list shape)',
-        description: 'Sends a strong `ETag` (the list version); with `If-None-Match` naming it, 304 and no body.',
+        description:
+          'Without query parameters: the whole list in display order (sections by position, tasks by `order`). ' +
+          'Sends a strong `ETag`; with `If-None-Match` naming it, 304 and no body. ' +
+          'With `limit`, `cursor` or a filter: one page of the (filtered) list in the same order, keyset-paged so tasks ' +
+          'added meanwhile make no task be lost or repeated; the next page is the `Link: <…>; rel="next"` header (absent on the last page). ' +
+          'Filters combine with AND.',
         params: z.object({ projectId: PathId }),
+        querystring: TaskListQuery,
         headers: z.looseObject({ 'if-none-match': IfNoneMatch }),
         response: { 200: z.array(TaskListItem), 304: NotModified, ...errorResponses(400, 401, 403, 404, 429) },
       },
@@ -91,6 +102,12 @@ const taskRoutes: FastifyPluginAsyncZod = async (app) => {
     async (request, reply) => {
       const condition = conditionOf(request.headers['if-none-match'], 'if-none-match');
       assertPathId(request.params.projectId, 'project');
+      const { projectId } = request.params;
+      if (isPaged(request.query)) {
+        const page = await app.tasksApi.ListTaskPage(pageRequest(request.principal.workspaceId, projectId, request.query));
+        if (page.next) reply.header('link', nextPageLink(options.publicBaseUrl, projectId, request.query, page.next));
+        return sendTagged(reply, entityTagOf(page.tasksJson), condition, page.tasksJson, 'task list page');
+      }
       const list = await app.taskListReader.read(request.principal.workspaceId, request.params.projectId, listVersionOf(condition));
       return sendTagged(reply, listTagOf(list.version), condition, list.json, 'task list');
     },
