@@ -31,6 +31,9 @@ export IMAGE_REGISTRY=localhost/task-workspace OUT_DIR="$OUT/out" PUSH=0
 export IMAGE_TAG="${IMAGE_TAG:-$(node -p 'require("./package.json").version')}"
 export CONTAINERS_STORAGE_CONF="$TWS_CACHE_DIR/images/storage.conf"
 mkdir -p "$OUT"
+# One run at a time per machine (checkouts side by side share $OUT and the image storage).
+exec 9>"$OUT.lock"
+flock 9
 
 step "tools: hadolint"
 ensure_venv

@@ -61,6 +61,13 @@ bh() { buildah "$@"; }
 
 step "container storage ($IMAGES_CACHE/storage)"
 mkdir -p "$IMAGES_CACHE" "$OUT_DIR"
+# One build at a time per storage (checkouts side by side share it): each removes the containers its
+# own builds left behind, which must not be another run's. The next run waits here.
+exec 8>"$IMAGES_CACHE/build.lock"
+if ! flock -n 8; then
+  printf '    another image build uses this storage; waiting for it\n'
+  flock 8
+fi
 if [ ! -f "$CONTAINERS_STORAGE_CONF" ]; then
   driver=overlay
   probe="$IMAGES_CACHE/probe"
@@ -137,7 +144,8 @@ for svc in "${services[@]}"; do
     fail "building the $svc image failed (log: $log)"
   fi
   # buildah 1.28 leaves a working container behind for some cached stages: this build's are removed.
-  comm -13 <(printf '%s\n' "$containers_before") <(bh containers -q | sort) | xargs -r buildah rm >/dev/null
+  # (One that is gone by now, removed by buildah itself, is no failure.)
+  comm -13 <(printf '%s\n' "$containers_before") <(bh containers -q | sort) | xargs -r -n1 buildah rm >/dev/null 2>&1 || true
   if [[ "$IMAGE_PLATFORMS" != *,* ]]; then
     # buildah's layer cache keys a LABEL step by its text, not by the build arguments it expands: a
     # cached build would keep the previous revision. The labels are set once more on the final image.
