@@ -100,7 +100,7 @@ async function applyChange(
   position: number,
 ): Promise<TaskUpdate | null> {
   const updated: Task = { ...read.task, ...plan.next, order: position };
-  const { eventId, event, requestId } = buildTaskEvent(plan.event!, updated);
+  const { eventId, event, requestId, traceparent } = buildTaskEvent(plan.event!, updated);
   const written = await write({
     id: updated.id,
     workspaceId: updated.workspaceId,
@@ -117,6 +117,7 @@ async function applyChange(
     eventId,
     event,
     requestId,
+    traceparent,
   });
   return written === null ? null : { task: updated, entityTag: tagOfJson(written) };
 }
