@@ -34,10 +34,7 @@ export function isSaneTraceparent(value: unknown): value is string {
 /** The `traceparent` of the span active here, or null (no SDK, or no span). */
 export function currentTraceparent(): string | null {
   const span = trace.getActiveSpan();
-  if (!span) return null;
-  const spanContext = span.spanContext();
-  if (!isSpanContextValid(spanContext)) return null;
-  return `00-${spanContext.traceId}-${spanContext.spanId}-${(spanContext.traceFlags & 0xff).toString(16).padStart(2, '0')}`;
+  return span ? traceparentOf(span) : null;
 }
 
 /** The context whose (remote) parent is `traceparent`; the root context for anything not sane. */
@@ -88,9 +85,15 @@ export function startSpan(name: string, options: SpanOptions): Span {
   return tracer().startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes ?? {} }, options.parent ?? context.active());
 }
 
-/** The `traceparent` of `span` (for the header of a message it sends), or null for a non-recording no-op span. */
+/**
+ * The `traceparent` of `span` (for the header of a message it sends), or null when its context is not
+ * valid. Without the SDK a span started under a remote parent is a no-op span carrying that parent's
+ * context: its traceparent is the parent's, passed on unchanged.
+ */
 export function traceparentOf(span: Span): string | null {
-  return context.with(trace.setSpan(ROOT_CONTEXT, span), currentTraceparent);
+  const spanContext = span.spanContext();
+  if (!isSpanContextValid(spanContext)) return null;
+  return `00-${spanContext.traceId}-${spanContext.spanId}-${(spanContext.traceFlags & 0xff).toString(16).padStart(2, '0')}`;
 }
 
 /**
