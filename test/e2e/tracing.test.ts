@@ -101,7 +101,7 @@ describe('OpenTelemetry traces across the whole path (OTEL_EXPORTER_OTLP_ENDPOIN
     const chain = await eventually(
       () => {
         const spans = inTrace();
-        const http = find(spans, 'tws-gateway', (span) => span.kind === SERVER && String(span.attributes['url.path'] ?? span.attributes['http.target']).startsWith('/v1/tasks'));
+        const http = find(spans, 'tws-gateway', (span) => span.kind === SERVER && span.attributes['http.route'] === '/v1/tasks');
         const grpc = find(spans, 'tws-tasks', (span) => span.kind === SERVER && span.attributes['rpc.system'] === 'grpc');
         const sql = find(spans, 'tws-tasks', (span) => span.attributes['db.system'] === 'postgresql' || span.attributes['db.system.name'] === 'postgresql');
         const publish = find(spans, 'tws-tasks', (span) => span.kind === PRODUCER && span.name === 'task-events.v1 publish');
@@ -126,6 +126,7 @@ describe('OpenTelemetry traces across the whole path (OTEL_EXPORTER_OTLP_ENDPOIN
     expect(ancestors(chain.publish)).toContain(chain.grpc.spanId);
     expect(chain.consume.parentSpanId).toBe(chain.publish.spanId);
     expect(chain.attempt.parentSpanId).toBe(chain.consume.spanId);
+    expect(chain.http.name).toBe('POST /v1/tasks');
     expect(chain.attempt.attributes).toMatchObject({
       'server.address': hooks.host,
       'tws.webhook.attempt': 1,

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
-import { saveContext, withSavedContext } from './trace-context.js';
+import { nameHttpSpan, saveContext, withSavedContext } from './trace-context.js';
 
 /**
  * Request ids: the HTTP header a client may send and every response carries, the gRPC metadata key
@@ -92,8 +92,13 @@ type Done = () => void;
  * request's HTTP span (tracing.ts) is entered again the same way.
  */
 export const requestIdHooks = {
-  onRequest(request: { id: string }, reply: { header(name: string, value: string): unknown }, done: Done): void {
+  onRequest(
+    request: { id: string; method: string; routeOptions?: { url?: string | undefined } },
+    reply: { header(name: string, value: string): unknown },
+    done: Done,
+  ): void {
     reply.header(requestIdHeader, request.id);
+    nameHttpSpan(request.method, request.routeOptions?.url);
     saveContext(request);
     runWithRequestId(request.id, done);
   },

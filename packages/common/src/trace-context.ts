@@ -97,6 +97,17 @@ export function traceparentOf(span: Span): string | null {
 }
 
 /**
+ * Names the active HTTP server span after the route template (`POST /v1/tasks/:taskId`) and sets its
+ * `http.route`: the HTTP instrumentation knows the path only, not fastify's route.
+ */
+export function nameHttpSpan(method: string, route: string | undefined): void {
+  const span = trace.getActiveSpan();
+  if (!span || route === undefined) return;
+  span.updateName(`${method} ${route}`);
+  span.setAttribute('http.route', route);
+}
+
+/**
  * The active trace context, saved per request so hooks that run in another async context (fastify
  * parses the body in the socket's context) can enter it again: `saveContext` in `onRequest`,
  * `restoreContext` in `preValidation` (request-id.ts).
