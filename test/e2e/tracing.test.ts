@@ -82,6 +82,12 @@ describe('OpenTelemetry traces across the whole path (OTEL_EXPORTER_OTLP_ENDPOIN
     return JSON.parse(text) as T;
   }
 
+  const spansOf = (traceId: string): ReceivedSpan[] => otlp.spans.filter((span) => span.traceId === traceId);
+  const newTraceparent = (): { traceId: string; traceparent: string } => {
+    const traceId = randomBytes(16).toString('hex');
+    return { traceId, traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` };
+  };
+
   it('one trace id joins the HTTP request, the gRPC call, Postgres, the Kafka record and the delivery attempt; logs carry it', async () => {
     const created = (await cli(['workspace', 'create', '--name', 'Traced', '--plan', 'pro'])) as unknown as TestWorkspace;
     const apiKey = created.apiKey.key;
@@ -89,13 +95,12 @@ describe('OpenTelemetry traces across the whole path (OTEL_EXPORTER_OTLP_ENDPOIN
     await call(apiKey, 'POST', '/v1/webhooks', { url: `${hooks.origin}/traced`, secret }, 201);
     const project = await call<{ id: string; defaultListId: string }>(apiKey, 'POST', '/v1/projects', { name: 'Traced' }, 201);
 
-    const traceId = randomBytes(16).toString('hex');
-    const traceparent = `00-${traceId}-${randomBytes(8).toString('hex')}-01`;
+    const { traceId, traceparent } = newTraceparent();
     await call(apiKey, 'POST', '/v1/tasks', { projectId: project.id, listId: project.defaultListId, name: 'Follow me' }, 201, { traceparent });
     const [delivered] = await hooks.waitFor(1, 30_000);
     expect(delivered!.headers['x-service-event']).toBe('task.created');
 
-    const inTrace = (): ReceivedSpan[] => otlp.spans.filter((span) => span.traceId === traceId);
+    const inTrace = (): ReceivedSpan[] => spansOf(traceId);
     const find = (spans: ReceivedSpan[], service: string, test: (span: ReceivedSpan) => boolean) =>
       spans.find((span) => span.service === service && test(span));
     const chain = await eventually(
@@ -156,5 +161,38 @@ describe('OpenTelemetry traces across the whole path (OTEL_EXPORTER_OTLP_ENDPOIN
     );
     expect(gatewayLines.some((line) => line.includes('"spanId":"'))).toBe(true);
     expect((await logsWith('tasks')).length).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('a retry continues the trace: attempt 2 runs under the retry topic consumer span, a child of the first one', async () => {
+    const created = (await cli(['workspace', 'create', '--name', 'Traced retries', '--plan', 'pro'])) as unknown as TestWorkspace;
+    const apiKey = created.apiKey.key;
+    const flaky = await startReceiver({ reply: (n) => (n === 1 ? 500 : 200) });
+    try {
+      await call(apiKey, 'POST', '/v1/webhooks', { url: `${flaky.origin}/flaky`, secret: `whsec_${randomBytes(18).toString('base64url')}` }, 201);
+      const project = await call<{ id: string; defaultListId: string }>(apiKey, 'POST', '/v1/projects', { name: 'Retried' }, 201);
+      const { traceId, traceparent } = newTraceparent();
+      await call(apiKey, 'POST', '/v1/tasks', { projectId: project.id, listId: project.defaultListId, name: 'Retry me' }, 201, { traceparent });
+      await flaky.waitFor(2, 30_000);
+
+      const attempts = await eventually(
+        () => {
+          const found = spansOf(traceId).filter((span) => span.name === 'webhook delivery attempt');
+          return found.length >= 2 ? found : undefined;
+        },
+        30_000,
+        () => `two attempt spans in trace ${traceId}: ${JSON.stringify(spansOf(traceId).map((span) => [span.service, span.kind, span.name]))}`,
+      );
+      const byId = new Map(spansOf(traceId).map((span) => [span.spanId, span]));
+      const first = attempts.find((span) => span.attributes['tws.webhook.attempt'] === 1)!;
+      const second = attempts.find((span) => span.attributes['tws.webhook.attempt'] === 2)!;
+      expect(first.attributes).toMatchObject({ 'http.response.status_code': 500, 'tws.webhook.outcome': 'failed' });
+      expect(second.attributes).toMatchObject({ 'http.response.status_code': 200, 'tws.webhook.outcome': 'succeeded' });
+      const retryConsumer = byId.get(second.parentSpanId);
+      expect(retryConsumer).toMatchObject({ kind: CONSUMER, name: 'webhooks.retry.5m process' });
+      expect(retryConsumer!.parentSpanId).toBe(first.parentSpanId);
+      expect(byId.get(first.parentSpanId)).toMatchObject({ kind: CONSUMER, name: 'task-events.v1 process' });
+    } finally {
+      await flaky.close();
+    }
   }, 120_000);
 });
