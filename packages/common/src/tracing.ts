@@ -70,5 +70,14 @@ async function startTracing(config: TracingConfig): Promise<void> {
   await waitForAllMessagesAcknowledged();
 }
 
-const config = loadTracingConfig();
+let config: TracingConfig;
+try {
+  config = loadTracingConfig();
+} catch (error) {
+  // Before the service's logger exists: one JSON line naming the variable, as a service's own
+  // configuration check writes it, and exit 1.
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`${JSON.stringify({ level: 'fatal', time: new Date().toISOString(), msg: message })}\n`);
+  process.exit(1);
+}
 if (tracingEnabled(config)) await startTracing(config);
