@@ -25,7 +25,7 @@ cd "$REPO_ROOT"
 
 OUT="$TWS_CACHE_DIR/images/ci"
 # Size of one image's root filesystem (uncompressed, du --bytes of the mounted image), MB. The largest
-# today, the gateway, is ~205 MB (Node's binary alone ~120 MB): ~20% headroom (docs/images.md). Raise
+# today, the gateway, is ~224 MB (Node's binary alone ~120 MB; the OpenTelemetry SDK ~19 MB): ~10% headroom (docs/images.md). Raise
 # it deliberately, with the reason, when an image must grow.
 IMAGE_SIZE_BUDGET_MB="${IMAGE_SIZE_BUDGET_MB:-250}"
 export IMAGE_REGISTRY=localhost/task-workspace OUT_DIR="$OUT/out" PUSH=0
