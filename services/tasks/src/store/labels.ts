@@ -127,7 +127,7 @@ export interface TaskEventRow {
   event: TaskEvent;
   /** The request that made the change (a Kafka header of the event). */
   requestId: string | null;
-  /** The trace context of the call that made it (migration 015), when traced. */
+  /** The trace context of the call that made it (migration 016), when traced. */
   traceparent: string | null;
 }
 

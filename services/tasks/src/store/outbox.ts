@@ -14,7 +14,7 @@ export interface OutboxRow {
   workspace_id: string;
   /** The request that made the change (migration 009), sent as the `request-id` header. */
   request_id: string | null;
-  /** The trace context of the call that made it (migration 015): the parent of the Kafka record's span. */
+  /** The trace context of the call that made it (migration 016): the parent of the Kafka record's span. */
   traceparent: string | null;
 }
 

@@ -12,7 +12,7 @@ export interface NewTask {
   event: TaskEvent;
   /** The request that created it (a Kafka header of the event). */
   requestId: string | null;
-  /** The trace context of the call that created it (migration 015), when traced. */
+  /** The trace context of the call that created it (migration 016), when traced. */
   traceparent: string | null;
 }
 
@@ -28,7 +28,7 @@ export type CreateOutcome =
 
 /**
  * Creates tasks at the end of one section, with their `task.created` events, in one statement
- * (`create_tasks`, migrations 004, 010 and 015); one outcome per item, in order. Call it on the pool, outside an
+ * (`create_tasks`, migrations 004, 010 and 016); one outcome per item, in order. Call it on the pool, outside an
  * explicit transaction: its row locks are then never held across a round trip.
  */
 export async function createTasks(db: Queryable, section: SectionKey, items: NewTask[], freeTaskLimit: number): Promise<CreateOutcome[]> {

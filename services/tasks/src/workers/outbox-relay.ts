@@ -205,7 +205,7 @@ export class OutboxRelay {
         continue;
       }
       publishedIds.push(row.id);
-      // The record's span, a child of the call that made the change (its traceparent, migration 015);
+      // The record's span, a child of the call that made the change (its traceparent, migration 016);
       // the record carries the span's context. Rows of untraced changes get no span.
       const traceparent = isSaneTraceparent(row.traceparent) ? this.recordSpan(row.traceparent, row.id, spans) : null;
       // The zod output has the contract's field order; key = task id (= row.aggregateid, checked above).
