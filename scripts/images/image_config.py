@@ -48,7 +48,7 @@ def check(service: str, version: str, revision: str, rootfs: Path, config: dict)
     elif not inside(rootfs, entrypoint[0]).is_file():
         problems.append(f"the Entrypoint {entrypoint[0]} is not a file in the image")
     cmd = config.get("Cmd") or []
-    expected_cmd = ["--disable-warning=TimeoutNegativeWarning", f"services/{service}/dist/main.js"]
+    expected_cmd = ["--disable-warning=TimeoutNegativeWarning", "--import", "./packages/common/dist/tracing.js", f"services/{service}/dist/main.js"]
     if cmd != expected_cmd:
         problems.append(f"Cmd should be {expected_cmd}, is {cmd}")
     exposed = {port.split("/")[0] for port in (config.get("ExposedPorts") or {})}

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { freePort, nodeFlags, repoRoot, startProcess, waitUntil, type ManagedProcess } from '@tws/devstack';
+import { freePort, serviceNodeFlags, repoRoot, startProcess, waitUntil, type ManagedProcess } from '@tws/devstack';
 import { inject } from 'vitest';
 import { testServiceEnv } from './test-env.js';
 
@@ -18,7 +18,7 @@ export interface ExtraTasks {
 export async function startExtraTasks(label: string, env: NodeJS.ProcessEnv): Promise<ExtraTasks> {
   const stack = inject('stack');
   const [grpcPort, opsPort] = [await freePort(), await freePort()];
-  const started = startProcess(`tasks-${label}`, process.execPath, [...nodeFlags, path.join(repoRoot, 'services', 'tasks', 'dist', 'main.js')], {
+  const started = startProcess(`tasks-${label}`, process.execPath, [...serviceNodeFlags, path.join(repoRoot, 'services', 'tasks', 'dist', 'main.js')], {
     logDir: stack.logDir,
     env: {
       ...process.env,

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { devJwtGatewayEnv, freePort, nodeFlags, repoRoot, startProcess, waitUntil, type ManagedProcess } from '@tws/devstack';
+import { devJwtGatewayEnv, freePort, serviceNodeFlags, repoRoot, startProcess, waitUntil, type ManagedProcess } from '@tws/devstack';
 import { inject } from 'vitest';
 import { testServiceEnv } from './test-env.js';
 
@@ -44,7 +44,7 @@ export async function startExtraGateway(
     ...options.env,
   };
   const entry = path.join(repoRoot, 'services', 'gateway', 'dist', 'main.js');
-  const started = startProcess(`gateway-${label}`, process.execPath, [...nodeFlags, entry], { logDir: stack.logDir, env });
+  const started = startProcess(`gateway-${label}`, process.execPath, [...serviceNodeFlags, entry], { logDir: stack.logDir, env });
   try {
     await waitUntil(`gateway ${label}`, async () => (await fetch(`${url}/readyz`)).ok, { timeoutMs: 60_000, process: started });
     // Ready is not enough: its revocation stream must be up before its caches are trusted.

@@ -147,6 +147,8 @@ EXTRA_ENV_ONLY = {
     "WEBHOOK_ALLOWED_CIDRS": "exempts ranges from the SSRF guard: development and tests only",
     "WEBHOOK_DNS_SERVERS": "tests point it at a fake DNS server; in a cluster the system resolver is right",
     "WEBHOOK_EXTRA_CA_FILE": "extra CAs for endpoints (tests); mount a file with extraVolumes if ever needed",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "a traces-only OTLP URL; tracing.otlpEndpoint (OTEL_EXPORTER_OTLP_ENDPOINT) is the chart's",
+    "OTEL_SDK_DISABLED": "turns tracing off with an endpoint set; leaving tracing.otlpEndpoint empty does that",
 }
 # Variables the chart sets only when the feature behind them is enabled (the services default them).
 SET_WHEN_ENABLED = {
@@ -163,6 +165,16 @@ IMAGE_VARIABLES = {"GIT_REVISION": "the commit built, for task_workspace_build_i
 CONFIG_KEY = re.compile(r"^\s*([A-Z][A-Z0-9_]*):", re.M)
 
 
+def tracing_variables() -> set[str]:
+    """The keys of packages/common/src/tracing-config.ts's tracingConfigShape (read by the tracing preload)."""
+    import pathlib
+    source = (pathlib.Path(__file__).resolve().parents[3] / "packages" / "common" / "src" / "tracing-config.ts").read_text()
+    block = re.search(r"export const tracingConfigShape = \{(.*?)\n\};", source, re.S)
+    if not block:
+        raise SystemExit("ci_checks: tracingConfigShape not found in packages/common/src/tracing-config.ts")
+    return set(CONFIG_KEY.findall(block.group(1)))
+
+
 def read_variables(service: str, entry: str) -> set[str]:
     """The variables a service's entry point reads: config.ts keys and the shared shapes it spreads;
     migrate.ts: its own, or what runMigrateCommand reads for it (packages/common/src/migrate-command.ts)."""
@@ -170,6 +182,9 @@ def read_variables(service: str, entry: str) -> set[str]:
     src = pathlib.Path(__file__).resolve().parents[3] / "services" / service / "src"
     config_source = (src / "config.ts").read_text()
     config = set(CONFIG_KEY.findall(config_source)) | shared_shapes(config_source)
+    if entry == "main":
+        # The OTEL_* variables of the tracing preload every service's command loads (docker/Dockerfile CMD).
+        config |= tracing_variables()
     if entry == "main":
         return config
     migrate = (src / "migrate.ts").read_text()

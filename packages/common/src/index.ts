@@ -21,3 +21,4 @@ export * from './periodic.js';
 export * from './request-id.js';
 export * from './entity-tag.js';
 export * from './platform-metrics.js';
+export * from './trace-context.js';

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
+import { nameHttpSpan, saveContext, withSavedContext } from './trace-context.js';
 
 /**
  * Request ids: the HTTP header a client may send and every response carries, the gRPC metadata key
@@ -87,14 +88,21 @@ type Done = () => void;
  * The hooks of an HTTP edge's request-id plugin. `onRequest` answers with the id (every response,
  * errors included, carries it) and enters the request's context; `preValidation` enters it again,
  * because the body arrives in the socket's async context, not the request's (the pattern of
- * @fastify/request-context), so the handler and its gRPC calls run in it.
+ * @fastify/request-context), so the handler and its gRPC calls run in it. The trace context of the
+ * request's HTTP span (tracing.ts) is entered again the same way.
  */
 export const requestIdHooks = {
-  onRequest(request: { id: string }, reply: { header(name: string, value: string): unknown }, done: Done): void {
+  onRequest(
+    request: { id: string; method: string; routeOptions?: { url?: string | undefined } },
+    reply: { header(name: string, value: string): unknown },
+    done: Done,
+  ): void {
     reply.header(requestIdHeader, request.id);
+    nameHttpSpan(request.method, request.routeOptions?.url);
+    saveContext(request);
     runWithRequestId(request.id, done);
   },
   preValidation(request: { id: string }, _reply: unknown, done: Done): void {
-    runWithRequestId(request.id, done);
+    withSavedContext(request, () => runWithRequestId(request.id, done));
   },
 };

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { flushTracing } from './trace-context.js';
 
 export interface ShutdownStep {
   name: string;
@@ -32,6 +33,8 @@ export function installShutdown(logger: Logger, steps: ShutdownStep[], deadlineM
           logger.error({ err: error, step: step.name }, 'shutdown step failed');
         }
       }
+      // The spans still buffered (tracing.ts; nothing when tracing is off).
+      await flushTracing();
       logger.info('shutdown complete');
       logger.flush();
       process.exit(0);

@@ -16,6 +16,12 @@ export const headerNames = {
    * more than a log field.
    */
   requestId: 'request-id',
+  /**
+   * W3C trace context (`00-<trace id>-<span id>-<flags>`) of the span that produced the message, when
+   * tracing is on: task events (the outbox relay's span) and scheduled attempts (the attempt that
+   * scheduled them). The consumer's span is its child; a value that is not a sane traceparent is ignored.
+   */
+  traceparent: 'traceparent',
 } as const;
 
 /** Headers as a Kafka client hands them over (kafkajs' IHeaders has this shape). */

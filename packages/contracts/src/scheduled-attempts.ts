@@ -31,6 +31,8 @@ export interface ScheduleContext {
   redeliveryOf?: string | undefined;
   /** The request that caused the event (its `request-id` header), carried for the logs. */
   requestId?: string | undefined;
+  /** The trace context the scheduled attempt continues (its `traceparent` header), when traced. */
+  traceparent?: string | null | undefined;
 }
 
 function scheduleHeaders(attempt: number, notBefore: string, deliveryId: string, eventId: string, context: ScheduleContext): Record<string, string> {
@@ -49,6 +51,7 @@ function scheduleHeaders(attempt: number, notBefore: string, deliveryId: string,
   }
   if (context.redeliveryOf !== undefined) headers[headerNames.redeliveryOf] = context.redeliveryOf;
   if (context.requestId !== undefined) headers[headerNames.requestId] = context.requestId;
+  if (context.traceparent) headers[headerNames.traceparent] = context.traceparent;
   return headers;
 }
 
@@ -84,6 +87,11 @@ export function notBeforeOf(headers: MessageHeaders | undefined): string | undef
 /** The `request-id` header of a task event or scheduled attempt, as sent (the reader checks it). */
 export function requestIdOfMessage(headers: MessageHeaders | undefined): string | undefined {
   return headerText(headers, headerNames.requestId);
+}
+
+/** The `traceparent` header of a task event or scheduled attempt, as sent (the reader checks it). */
+export function traceparentOfMessage(headers: MessageHeaders | undefined): string | undefined {
+  return headerText(headers, headerNames.traceparent);
 }
 
 /** The original event's position from a scheduled message's headers. */

@@ -60,9 +60,10 @@ export const taskEventReaderSchema = z.object({
 });
 
 /** The message of a checked event (a `taskEventSchema` output): key = task id. */
-export function taskEventMessage(event: TaskEvent, workspaceId: string, requestId?: string | null): OutboundMessage {
+export function taskEventMessage(event: TaskEvent, workspaceId: string, requestId?: string | null, traceparent?: string | null): OutboundMessage {
   const headers: Record<string, string> = { [headerNames.eventId]: event.id, [headerNames.eventType]: event.event, [headerNames.workspaceId]: workspaceId };
   if (requestId) headers[headerNames.requestId] = requestId;
+  if (traceparent) headers[headerNames.traceparent] = traceparent;
   return { key: event.data.id, value: JSON.stringify(event), headers };
 }
 

@@ -1,5 +1,6 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { Infrastructure } from './infra/index.js';
 import { repoRoot } from './paths.js';
 import { progress } from './progress.js';
@@ -55,6 +56,12 @@ export interface RunningServices {
 
 /** kafkajs 2.2.4 schedules negative timeouts on Node 24 (tulios/kafkajs#1751): harmless, Node clamps them to 1 ms. */
 export const nodeFlags = ['--disable-warning=TimeoutNegativeWarning'];
+
+/**
+ * A service process's flags: the above and the tracing preload (packages/common/src/tracing.ts),
+ * which starts OpenTelemetry before the service's modules load when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+ */
+export const serviceNodeFlags = [...nodeFlags, '--import', pathToFileURL(path.join(repoRoot, 'packages', 'common', 'dist', 'tracing.js')).href];
 
 /**
  * The memory settings the service images carry (docker/Dockerfile, ENV): a bounded V8 heap
@@ -178,7 +185,7 @@ export async function startServices(options: {
     };
     const label = replica === 0 ? name : `${name}-${replica}`;
     // Same ports and environment at every restart, so peers' targets stay valid.
-    const start = (): ManagedProcess => startProcess(label, process.execPath, [...nodeFlags, entryPoint(name)], { logDir: options.logDir, env });
+    const start = (): ManagedProcess => startProcess(label, process.execPath, [...serviceNodeFlags, entryPoint(name)], { logDir: options.logDir, env });
     const supervisor = options.restart ? supervise(label, start, options.restart) : undefined;
     // The app's reserved port is let go only now, for the app to bind it.
     if (name === 'web' && replica === 0) await webReservation?.release();

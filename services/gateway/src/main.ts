@@ -1,5 +1,5 @@
 import closeWithGrace from 'close-with-grace';
-import { createLogger, createMetricsRegistry, exitOnStartupFailure, registerBuildInfo } from '@tws/common';
+import { createLogger, flushTracing, createMetricsRegistry, exitOnStartupFailure, registerBuildInfo } from '@tws/common';
 import { buildApp } from './app.js';
 import { loadConfig } from './config.js';
 
@@ -15,6 +15,7 @@ try {
     else logger.info({ signal }, 'shutting down: finishing in-flight requests');
     app.markShuttingDown();
     await app.close();
+    await flushTracing();
   });
   await app.listen({ host: config.HOST, port: config.PORT });
 } catch (error) {

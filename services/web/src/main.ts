@@ -1,5 +1,5 @@
 import closeWithGrace from 'close-with-grace';
-import { createLogger, createMetricsRegistry, exitOnStartupFailure, registerBuildInfo, startOpsServer } from '@tws/common';
+import { createLogger, flushTracing, createMetricsRegistry, exitOnStartupFailure, registerBuildInfo, startOpsServer } from '@tws/common';
 import { buildApp } from './app.js';
 import { loadConfig } from './config.js';
 
@@ -18,6 +18,7 @@ try {
     ops.markShuttingDown();
     await app.close();
     await ops.close();
+    await flushTracing();
   });
   await app.listen({ host: config.HOST, port: config.PORT });
 } catch (error) {

@@ -2,18 +2,35 @@
 Environment of each service, as read by services/<name>/src/config.ts (the only place each reads
 process.env). Secrets come from the operator's existing Secrets by secretKeyRef, never as values.
 Called with (dict "root" $ "component" "<name>"); also used by the migration Job, whose
-`dist/migrate.js` reads the same variables.
+`dist/migrate.js` reads the same variables (with "migration" true: no tracing variables, its
+command does not preload tracing).
 */}}
 
 {{- define "task-workspace.env" -}}
 {{- $root := .root }}
 {{- $component := .component }}
+{{- $migration := .migration }}
 {{- $values := index $root.Values $component -}}
 {{- $facts := include "task-workspace.facts" . | fromYaml -}}
 - name: LOG_LEVEL
   value: {{ $values.logLevel | quote }}
 - name: HOST
   value: "0.0.0.0"
+{{- with $root.Values.tracing }}
+{{- if and .otlpEndpoint (not $migration) }}
+{{- /* Traces (packages/common/src/tracing.ts, preloaded by the image's CMD): on only with an endpoint. */}}
+- name: OTEL_EXPORTER_OTLP_ENDPOINT
+  value: {{ .otlpEndpoint | quote }}
+- name: OTEL_EXPORTER_OTLP_PROTOCOL
+  value: {{ .protocol | quote }}
+- name: OTEL_TRACES_SAMPLER
+  value: {{ .sampler | quote }}
+- name: OTEL_TRACES_SAMPLER_ARG
+  value: {{ .samplerArg | toString | quote }}
+- name: OTEL_SERVICE_NAME
+  value: {{ printf "tws-%s" $component | quote }}
+{{- end }}
+{{- end }}
 {{- if $facts.edge }}
 - name: PORT
   value: {{ $values.containerPort | quote }}

@@ -67,8 +67,8 @@ async function emitTaskUpdated(db: Queryable, workspaceId: string, taskIds: read
   const tasks = await readTasks(db, workspaceId, taskIds);
   const at = new Date();
   const events = tasks.map((task) => {
-    const { eventId, event, requestId } = buildTaskEvent('task.updated', task, at);
-    return { eventId, taskId: task.id, event, requestId };
+    const { eventId, event, requestId, traceparent } = buildTaskEvent('task.updated', task, at);
+    return { eventId, taskId: task.id, event, requestId, traceparent };
   });
   await store.insertTaskEvents(db, workspaceId, events);
   return tasks;

@@ -125,9 +125,9 @@ async function unassignTasks(db: Queryable, workspaceId: string, userId: string)
       const plan = planTaskUpdate(state, { assigneeId: null }, () => {
         throw new Error('unassigning never changes the status');
       });
-      const { eventId, event, requestId } = buildTaskEvent(plan.event ?? 'task.updated', { ...task, assigneeId: null });
+      const { eventId, event, requestId, traceparent } = buildTaskEvent(plan.event ?? 'task.updated', { ...task, assigneeId: null });
       const change = { name: task.name, sectionId: task.listId, position: task.order, isCompleted: task.isCompleted, statusId: task.statusId, assigneeId: null, description: null };
-      return { id: task.id, workspaceId, version: read.version, change, eventId, event, requestId };
+      return { id: task.id, workspaceId, version: read.version, change, eventId, event, requestId, traceparent };
     });
     const written = await writeTaskChanges(db, writes);
     // The rows are locked by this transaction: a write can only fail if something is badly wrong.

@@ -109,7 +109,7 @@ async function applyChange(
   position: number,
 ): Promise<TaskUpdate | null> {
   const updated: Task = { ...read.task, ...plan.next, order: position };
-  const { eventId, event, requestId } = buildTaskEvent(plan.event!, updated);
+  const { eventId, event, requestId, traceparent } = buildTaskEvent(plan.event!, updated);
   const written = await write({
     id: updated.id,
     workspaceId: updated.workspaceId,
@@ -126,6 +126,7 @@ async function applyChange(
     eventId,
     event,
     requestId,
+    traceparent,
   });
   if (written === null) return null;
   // The write set updated_at in Postgres: answer the time it wrote, as GET /v1/tasks/:id will show it.

@@ -60,11 +60,11 @@ export async function createTask(
     updatedAt: createdAt,
     labels: [],
   };
-  const { eventId, event, requestId } = buildTaskEvent('task.created', draft, createdAt);
+  const { eventId, event, requestId, traceparent } = buildTaskEvent('task.created', draft, createdAt);
   const created = await createInBatch(
     pool,
     { workspaceId, projectId, sectionId: draft.listId },
-    { id: draft.id, name, assigneeId: draft.assigneeId, createdAt, eventId, event, requestId },
+    { id: draft.id, name, assigneeId: draft.assigneeId, createdAt, eventId, event, requestId, traceparent },
   );
   switch (created.outcome) {
     case 'created':

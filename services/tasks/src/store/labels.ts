@@ -127,6 +127,8 @@ export interface TaskEventRow {
   event: TaskEvent;
   /** The request that made the change (a Kafka header of the event). */
   requestId: string | null;
+  /** The trace context of the call that made it (migration 016), when traced. */
+  traceparent: string | null;
 }
 
 /** The events of several task changes of one workspace, into the outbox in one statement (its relay publishes them). */
@@ -134,10 +136,10 @@ export async function insertTaskEvents(db: Queryable, workspaceId: string, event
   if (events.length === 0) return;
   await db.query({
     name: 'labels-insert-task-events',
-    text: `INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, workspace_id, created_at, request_id)
-           SELECT e.id, 'task', e.task_id::text, e.kind, e.payload, $1, e.created_at, e.request_id
-           FROM unnest($2::uuid[], $3::uuid[], $4::text[], $5::jsonb[], $6::timestamptz[], $7::text[]) WITH ORDINALITY
-             AS e(id, task_id, kind, payload, created_at, request_id, ord)
+    text: `INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, workspace_id, created_at, request_id, traceparent)
+           SELECT e.id, 'task', e.task_id::text, e.kind, e.payload, $1, e.created_at, e.request_id, e.traceparent
+           FROM unnest($2::uuid[], $3::uuid[], $4::text[], $5::jsonb[], $6::timestamptz[], $7::text[], $8::text[]) WITH ORDINALITY
+             AS e(id, task_id, kind, payload, created_at, request_id, traceparent, ord)
            ORDER BY e.ord`,
     values: [
       workspaceId,
@@ -147,6 +149,7 @@ export async function insertTaskEvents(db: Queryable, workspaceId: string, event
       events.map((row) => JSON.stringify(row.event)),
       events.map((row) => row.event.createdAt),
       events.map((row) => row.requestId),
+      events.map((row) => row.traceparent),
     ],
   });
 }

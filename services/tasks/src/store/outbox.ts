@@ -14,6 +14,8 @@ export interface OutboxRow {
   workspace_id: string;
   /** The request that made the change (migration 009), sent as the `request-id` header. */
   request_id: string | null;
+  /** The trace context of the call that made it (migration 016): the parent of the Kafka record's span. */
+  traceparent: string | null;
 }
 
 /**
@@ -35,7 +37,7 @@ export async function releaseRelayLock(session: Queryable): Promise<void> {
 export async function pendingOutboxRows(session: Queryable, limit: number): Promise<OutboxRow[]> {
   const { rows } = await session.query<OutboxRow>({
     name: 'outbox-pending',
-    text: `SELECT id, aggregateid, type, payload, workspace_id, request_id FROM outbox
+    text: `SELECT id, aggregateid, type, payload, workspace_id, request_id, traceparent FROM outbox
            WHERE published_at IS NULL AND rejected_at IS NULL ORDER BY seq LIMIT $1`,
     values: [limit],
   });

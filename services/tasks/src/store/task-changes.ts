@@ -131,6 +131,8 @@ export interface TaskWrite {
   event: TaskEvent;
   /** The request that made the change (a Kafka header of the event). */
   requestId: string | null;
+  /** The trace context of the call that made it (migration 016), when traced. */
+  traceparent: string | null;
 }
 
 /** The new description as JSON text (null: cleared or unchanged). */
@@ -155,8 +157,8 @@ export async function writeTaskChange(db: Queryable, write: TaskWrite): Promise<
              RETURNING t.id, ${singleTaskJsonOfT} AS json
            ),
            events AS (
-             INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, workspace_id, created_at, request_id)
-             SELECT $11, 'task', changed.id::text, $12, $13::jsonb, $14, $15, $16 FROM changed
+             INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, workspace_id, created_at, request_id, traceparent)
+             SELECT $11, 'task', changed.id::text, $12, $13::jsonb, $14, $15, $16, $17 FROM changed
            )
            SELECT json FROM changed`,
     values: [
@@ -176,6 +178,7 @@ export async function writeTaskChange(db: Queryable, write: TaskWrite): Promise<
       write.workspaceId,
       event.createdAt,
       write.requestId,
+      write.traceparent,
     ],
   });
   return rows[0]?.json ?? null;
@@ -201,9 +204,9 @@ export async function writeTaskChanges(db: Queryable, writes: TaskWrite[]): Prom
     name: 'tasks-write-task-changes',
     text: `WITH input AS (
              SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::uuid[], $6::int[], $7::bool[], $8::uuid[],
-               $9::uuid[], $10::bool[], $11::jsonb[], $12::uuid[], $13::text[], $14::jsonb[], $15::timestamptz[], $16::text[])
+               $9::uuid[], $10::bool[], $11::jsonb[], $12::uuid[], $13::text[], $14::jsonb[], $15::timestamptz[], $16::text[], $17::text[])
                AS c(id, workspace_id, version, name, section_id, position, is_completed, status_id, assignee_id,
-                 description_changed, description, event_id, kind, payload, event_created_at, request_id)
+                 description_changed, description, event_id, kind, payload, event_created_at, request_id, traceparent)
            ),
            changed AS (
              UPDATE tasks t SET name = c.name, section_id = c.section_id, position = c.position, is_completed = c.is_completed,
@@ -214,8 +217,8 @@ export async function writeTaskChanges(db: Queryable, writes: TaskWrite[]): Prom
              RETURNING t.id, ${singleTaskJsonOfT} AS json
            ),
            events AS (
-             INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, workspace_id, created_at, request_id)
-             SELECT c.event_id, 'task', c.id::text, c.kind, c.payload, c.workspace_id, c.event_created_at, c.request_id
+             INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, workspace_id, created_at, request_id, traceparent)
+             SELECT c.event_id, 'task', c.id::text, c.kind, c.payload, c.workspace_id, c.event_created_at, c.request_id, c.traceparent
              FROM input c JOIN changed USING (id)
            )
            SELECT id, json FROM changed`,
@@ -236,6 +239,7 @@ export async function writeTaskChanges(db: Queryable, writes: TaskWrite[]): Prom
       column((write) => JSON.stringify(write.event)),
       column((write) => write.event.createdAt),
       column((write) => write.requestId),
+      column((write) => write.traceparent),
     ],
   });
   const written = new Map(rows.map((row) => [row.id, row.json]));

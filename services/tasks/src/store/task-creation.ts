@@ -12,6 +12,8 @@ export interface NewTask {
   event: TaskEvent;
   /** The request that created it (a Kafka header of the event). */
   requestId: string | null;
+  /** The trace context of the call that created it (migration 016), when traced. */
+  traceparent: string | null;
 }
 
 export interface SectionKey {
@@ -26,13 +28,13 @@ export type CreateOutcome =
 
 /**
  * Creates tasks at the end of one section, with their `task.created` events, in one statement
- * (`create_tasks`, migrations 004 and 009); one outcome per item, in order. Call it on the pool, outside an
+ * (`create_tasks`, migrations 004, 010 and 016); one outcome per item, in order. Call it on the pool, outside an
  * explicit transaction: its row locks are then never held across a round trip.
  */
 export async function createTasks(db: Queryable, section: SectionKey, items: NewTask[], freeTaskLimit: number): Promise<CreateOutcome[]> {
   const { rows } = await db.query<{ item_outcome: CreateOutcome['outcome']; item_number: number | null }>({
     name: 'tasks-create-tasks',
-    text: 'SELECT item_outcome, item_number FROM create_tasks($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb[], $11::text[])',
+    text: 'SELECT item_outcome, item_number FROM create_tasks($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb[], $11::text[], $12::text[])',
     values: [
       section.workspaceId,
       section.projectId,
@@ -45,6 +47,7 @@ export async function createTasks(db: Queryable, section: SectionKey, items: New
       items.map((item) => item.eventId),
       items.map((item) => JSON.stringify(item.event)),
       items.map((item) => item.requestId),
+      items.map((item) => item.traceparent),
     ],
   });
   return rows.map((row) =>

@@ -1,4 +1,4 @@
-import type { Logger } from '@tws/common';
+import { contextOfTraceparent, isSaneTraceparent, SpanKind, SpanStatusCode, startSpan, traceparentOf, type Logger, type Span } from '@tws/common';
 import pg from 'pg';
 import { taskEventMessage, taskEventSchema, type OutboundMessage } from '@tws/contracts';
 import type { OutboxMetrics } from '../metrics.js';
@@ -194,6 +194,7 @@ export class OutboxRelay {
     const rows = await pendingOutboxRows(client, this.options.batchSize);
     if (rows.length === 0) return 0;
     const messages: OutboundMessage[] = [];
+    const spans: Span[] = [];
     const publishedIds: string[] = [];
     const rejected: Array<{ id: string; reason: string }> = [];
     for (const row of rows) {
@@ -204,14 +205,19 @@ export class OutboxRelay {
         continue;
       }
       publishedIds.push(row.id);
+      // The record's span, a child of the call that made the change (its traceparent, migration 016);
+      // the record carries the span's context. Rows of untraced changes get no span.
+      const traceparent = isSaneTraceparent(row.traceparent) ? this.recordSpan(row.traceparent, row.id, spans) : null;
       // The zod output has the contract's field order; key = task id (= row.aggregateid, checked above).
-      messages.push(taskEventMessage(parsed.data, row.workspace_id, row.request_id));
+      messages.push(taskEventMessage(parsed.data, row.workspace_id, row.request_id, traceparent));
     }
     try {
       await this.options.publisher.publish(this.options.topic, messages);
     } catch (error) {
+      for (const span of spans) span.setStatus({ code: SpanStatusCode.ERROR, message: 'publishing to Kafka failed' }).end();
       throw new PublishError(error);
     }
+    for (const span of spans) span.end();
     if (messages.length > 0) this.options.metrics.requests.inc();
     if (publishedIds.length > 0) {
       await markOutboxPublished(client, publishedIds);
@@ -223,6 +229,23 @@ export class OutboxRelay {
       this.options.metrics.rejected.inc();
     }
     return rows.length;
+  }
+
+  /** Starts the PRODUCER span of one record under `parent`; returns the traceparent its headers carry. */
+  private recordSpan(parent: string, eventId: string, spans: Span[]): string | null {
+    const span = startSpan(`${this.options.topic} publish`, {
+      kind: SpanKind.PRODUCER,
+      parent: contextOfTraceparent(parent),
+      attributes: {
+        'messaging.system': 'kafka',
+        'messaging.operation.type': 'send',
+        'messaging.destination.name': this.options.topic,
+        'messaging.message.id': eventId,
+      },
+    });
+    spans.push(span);
+    // Tracing off here (no SDK): the no-op span carries the parent's context, passed on as it is.
+    return traceparentOf(span);
   }
 
   /** Deletes published rows past the retention, a chunk at a time, at most every ten minutes. */

@@ -8,7 +8,8 @@ import { deadLetterMessage, deadLetterTopic, maxAttempts, scheduledAttemptMessag
 import { nextStep, type NextStep } from '../retry/schedule.js';
 import type { SecretBox } from '../../store/secret-box.js';
 import { EndpointPace, type PaceTicket } from './endpoint-pace.js';
-import { currentRequestId, KeyedSerializer, MicroBatcher, retryUntilDone, Semaphore } from '@tws/common';
+import { tracedAttempt } from './attempt-span.js';
+import { currentRequestId, currentTraceparent, KeyedSerializer, MicroBatcher, retryUntilDone, Semaphore } from '@tws/common';
 
 export interface PipelineOptions {
   store: DeliveryStore;
@@ -178,7 +179,7 @@ export class DeliveryPipeline {
     try {
       // Order holds for the requests only: the next event's attempt goes out once this one's response
       // is in, while this one is still being logged and handed off.
-      const send = () => this.sendLimited(work, ticket);
+      const send = () => this.sendLimited(work, ticket, attempt);
       const result = await (context.ordered ? this.order.run(`${work.endpointId}/${work.taskId}`, send) : send());
       if (result === undefined) {
         // The endpoint was deleted while this waited: no request; its deliveries are cancelled.
@@ -211,7 +212,7 @@ export class DeliveryPipeline {
   }
 
   /** The attempt under the endpoint's, the workspace's and the global limit; undefined if the endpoint is deleted by then. */
-  private async sendLimited(work: DeliveryWork, ticket: PaceTicket): Promise<AttemptResult | undefined> {
+  private async sendLimited(work: DeliveryWork, ticket: PaceTicket, attempt: number): Promise<AttemptResult | undefined> {
     const endpointLimit = this.endpointLimit(work.endpointId);
     endpointLimit.setLimit(this.pace.concurrency(work.endpointId));
     const result = await endpointLimit.run(async () => {
@@ -224,7 +225,9 @@ export class DeliveryPipeline {
             if (this.options.isDeleted(work.endpointId)) return undefined;
             const ended = this.pace.started(ticket);
             try {
-              return await this.send(work);
+              return await tracedAttempt({ url: work.endpointUrl, endpointId: work.endpointId, deliveryId: work.deliveryId, eventType: work.eventType }, attempt, () =>
+                this.send(work),
+              );
             } finally {
               ended();
             }
@@ -326,8 +329,9 @@ export class DeliveryPipeline {
     original: SourceRef | undefined,
     last: AttemptResult | undefined,
   ): Promise<void> {
-    // The request that caused the event (handlers.ts runs each delivery under it) goes along for the logs.
-    const context = { eventType: work.eventType, workspaceId: work.workspaceId, original, requestId: currentRequestId() };
+    // The request that caused the event (handlers.ts runs each delivery under it) goes along for the
+    // logs, and the trace context for the next attempt's spans.
+    const context = { eventType: work.eventType, workspaceId: work.workspaceId, original, requestId: currentRequestId(), traceparent: currentTraceparent() };
     if (step.kind === 'retry') {
       await this.durably(
         () =>

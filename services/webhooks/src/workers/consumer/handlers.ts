@@ -2,7 +2,7 @@ import type { Logger } from '@tws/common';
 import type { DeliveryStore, DeliveryWork } from '../../store/deliveries.js';
 import type { DeliveryPipeline } from '../../domain/delivery/pipeline.js';
 import type { WebhookMetrics } from '../../metrics.js';
-import { isSaneRequestId, MicroBatcher, retryUntilDone, runWithRequestId } from '@tws/common';
+import { contextOfTraceparent, inSpan, isSaneRequestId, isSaneTraceparent, MicroBatcher, retryUntilDone, runWithRequestId, SpanKind } from '@tws/common';
 import {
   attemptOfTopic,
   notBeforeOf,
@@ -11,6 +11,7 @@ import {
   parseTaskEvent,
   redeliveryTopic,
   requestIdOfMessage,
+  traceparentOfMessage,
   type MessageHeaders,
   type ParsedTaskEvent,
 } from '@tws/contracts';
@@ -29,11 +30,17 @@ const settledNow = Promise.resolve();
 
 /**
  * Runs a delivery's processing under the id of the request that caused its event (the message's
- * `request-id` header, when sane), so every line logged for it carries that `reqId`.
+ * `request-id` header, when sane), so every line logged for it carries that `reqId`; and, when the
+ * message carries a sane `traceparent` (tracing on at the producer), in a CONSUMER span that is its
+ * child, so the delivery's attempt joins the trace of the request.
  */
-function underRequestOf<T>(headers: MessageHeaders | undefined, run: () => Promise<T>): Promise<T> {
+function underRequestOf<T>(headers: MessageHeaders | undefined, topic: string, deliveryId: string, run: () => Promise<T>): Promise<T> {
   const requestId = requestIdOfMessage(headers);
-  return isSaneRequestId(requestId) ? runWithRequestId(requestId, run) : run();
+  const underRequest = isSaneRequestId(requestId) ? () => runWithRequestId(requestId, run) : run;
+  const traceparent = traceparentOfMessage(headers);
+  if (!isSaneTraceparent(traceparent)) return underRequest();
+  const attributes = { 'messaging.system': 'kafka', 'messaging.operation.type': 'process', 'messaging.destination.name': topic, 'tws.delivery.id': deliveryId };
+  return inSpan(`${topic} process`, { kind: SpanKind.CONSUMER, parent: contextOfTraceparent(traceparent), attributes }, underRequest);
 }
 
 function durably<T>(deps: HandlerDeps, step: () => Promise<T>, what: string): Promise<T> {
@@ -88,7 +95,9 @@ export class TaskEventHandler implements MessageHandler {
       const eventTimestampMs = Number(message.timestamp);
       return Promise.all(
         deliveries.map((delivery) =>
-          underRequestOf(message.headers, () => this.deps.pipeline.process(delivery, 1, { original, ordered: true, eventTimestampMs })),
+          underRequestOf(message.headers, topic, delivery.deliveryId, () =>
+            this.deps.pipeline.process(delivery, 1, { original, ordered: true, eventTimestampMs }),
+          ),
         ),
       ).then(() => undefined);
     });
@@ -157,7 +166,9 @@ export class ScheduledAttemptHandler implements MessageHandler {
       const delivery = work.get(item.deliveryId);
       if (!delivery) return settledNow;
       const { headers } = item.incoming.message;
-      return underRequestOf(headers, () => this.deps.pipeline.process(delivery, item.attempt, { original: originalOf(headers) }));
+      return underRequestOf(headers, item.incoming.topic, delivery.deliveryId, () =>
+        this.deps.pipeline.process(delivery, item.attempt, { original: originalOf(headers) }),
+      );
     });
     return pauseUntil === undefined ? { settled } : { settled, pauseUntil };
   }

@@ -1,0 +1,100 @@
+import { Writable } from 'node:stream';
+import { NodeSDK } from '@opentelemetry/sdk-node';
+import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from './logger.js';
+import { runWithRequestId } from './request-id.js';
+import { contextOfTraceparent, currentTraceparent, inSpan, isSaneTraceparent, SpanKind, startSpan, traceparentOf } from './trace-context.js';
+
+const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+const parentId = '00f067aa0ba902b7';
+const parent = `00-${traceId}-${parentId}-01`;
+
+function capturingLogger(): { logger: ReturnType<typeof createLogger>; lines: Array<Record<string, unknown>> } {
+  const lines: Array<Record<string, unknown>> = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { logger: createLogger('test', 'info', sink), lines };
+}
+
+describe('traceparent values', () => {
+  it('accepts W3C version 00 only, lower-case hex, with non-zero ids', () => {
+    expect(isSaneTraceparent(parent)).toBe(true);
+    expect(isSaneTraceparent(`00-${traceId}-${parentId}-00`)).toBe(true);
+    for (const bad of [
+      `01-${traceId}-${parentId}-01`,
+      `00-${traceId.toUpperCase()}-${parentId}-01`,
+      `00-${'0'.repeat(32)}-${parentId}-01`,
+      `00-${traceId}-${'0'.repeat(16)}-01`,
+      `00-${traceId}-${parentId}-01-extra`,
+      `${parent} `,
+      '',
+      'x'.repeat(10_000),
+      42,
+      null,
+    ]) {
+      expect(isSaneTraceparent(bad), String(bad)).toBe(false);
+    }
+    expect(contextOfTraceparent('not a traceparent')).toBe(contextOfTraceparent(undefined));
+  });
+});
+
+describe('with tracing off (no SDK)', () => {
+  it('has no active trace, runs spans as plain calls and passes a stored traceparent through unchanged', async () => {
+    expect(currentTraceparent()).toBeNull();
+    await expect(inSpan('work', {}, async () => currentTraceparent())).resolves.toBeNull();
+    // The outbox relay relies on this: no SDK, so the record carries the change's own context.
+    expect(traceparentOf(startSpan('publish', { kind: SpanKind.PRODUCER, parent: contextOfTraceparent(parent) }))).toBe(parent);
+    const { logger, lines } = capturingLogger();
+    runWithRequestId('req-1', () => logger.info('plain'));
+    expect(lines[0]).toMatchObject({ reqId: 'req-1' });
+    expect(lines[0]).not.toHaveProperty('traceId');
+  });
+});
+
+describe('with tracing on', () => {
+  const exporter = new InMemorySpanExporter();
+  // Its export is asynchronous: forceFlush before reading the exporter.
+  const processor = new SimpleSpanProcessor({ exporter });
+  let sdk: NodeSDK;
+  beforeAll(() => {
+    sdk = new NodeSDK({ spanProcessors: [processor], instrumentations: [], metricReaders: [], logRecordProcessors: [] });
+    sdk.start();
+  });
+  afterAll(async () => {
+    await sdk.shutdown();
+  });
+
+  it('continues a stored traceparent: child span, its context in traceparentOf, and trace and span ids on log lines', async () => {
+    const { logger, lines } = capturingLogger();
+    let inside: string | null = null;
+    await inSpan('consume', { kind: SpanKind.CONSUMER, parent: contextOfTraceparent(parent), attributes: { attempt: 1 } }, async (span) => {
+      inside = currentTraceparent();
+      expect(traceparentOf(span)).toBe(inside);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      runWithRequestId('req-2', () => logger.info('inside'));
+    });
+    logger.info('outside');
+    await processor.forceFlush();
+    const [span] = exporter.getFinishedSpans();
+    expect(span?.spanContext().traceId).toBe(traceId);
+    expect(span?.parentSpanContext?.spanId).toBe(parentId);
+    expect(span?.kind).toBe(SpanKind.CONSUMER);
+    expect(inside).toBe(`00-${traceId}-${span?.spanContext().spanId}-01`);
+    expect(lines[0]).toMatchObject({ reqId: 'req-2', traceId, spanId: span?.spanContext().spanId });
+    expect(lines[1]).not.toHaveProperty('traceId');
+  });
+
+  it('marks a span whose work rejects as an error and rethrows', async () => {
+    exporter.reset();
+    await expect(inSpan('fails', {}, () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    await processor.forceFlush();
+    const [span] = exporter.getFinishedSpans();
+    expect(span?.status.code).toBe(2);
+    expect(span?.events.map((event) => event.name)).toEqual(['exception']);
+  });
+});

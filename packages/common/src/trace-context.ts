@@ -1,0 +1,139 @@
+import {
+  context,
+  isSpanContextValid,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type Span,
+} from '@opentelemetry/api';
+
+/**
+ * Trace context helpers on the OpenTelemetry API alone. Without the SDK (tracing.ts starts it only
+ * when an OTLP endpoint is set) the API is a no-op: no span is ever active, `currentTraceparent()`
+ * is null and `inSpan` just runs its function.
+ */
+export { SpanKind, SpanStatusCode, type Span } from '@opentelemetry/api';
+
+/** W3C trace context, version 00: `00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>` (55 characters). */
+const traceparentPattern = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
+const zeroTraceId = '0'.repeat(32);
+const zeroSpanId = '0'.repeat(16);
+
+/** The header (Kafka) and column value that carries a trace context between processes. */
+export const traceparentHeader = 'traceparent';
+
+export function isSaneTraceparent(value: unknown): value is string {
+  if (typeof value !== 'string' || value.length !== 55) return false;
+  const match = traceparentPattern.exec(value);
+  return match !== null && match[1] !== zeroTraceId && match[2] !== zeroSpanId;
+}
+
+/** The `traceparent` of the span active here, or null (no SDK, or no span). */
+export function currentTraceparent(): string | null {
+  const span = trace.getActiveSpan();
+  return span ? traceparentOf(span) : null;
+}
+
+/** The context whose (remote) parent is `traceparent`; the root context for anything not sane. */
+export function contextOfTraceparent(traceparent: string | null | undefined): Context {
+  if (!isSaneTraceparent(traceparent)) return ROOT_CONTEXT;
+  const [, traceId, spanId, flags] = traceparentPattern.exec(traceparent)!;
+  return trace.setSpanContext(ROOT_CONTEXT, { traceId: traceId!, spanId: spanId!, traceFlags: Number.parseInt(flags!, 16), isRemote: true });
+}
+
+/** Trace id and span id of the span active here, for log lines (logger.ts). */
+export function activeTraceIds(): { traceId: string; spanId: string } | undefined {
+  const span = trace.getActiveSpan();
+  if (!span) return undefined;
+  const { traceId, spanId } = span.spanContext();
+  return traceId === zeroTraceId ? undefined : { traceId, spanId };
+}
+
+const tracer = () => trace.getTracer('task-workspace');
+
+export interface SpanOptions {
+  kind?: SpanKind;
+  attributes?: Attributes;
+  /** The parent: a context (`contextOfTraceparent`); default the active one. */
+  parent?: Context;
+}
+
+/**
+ * Runs `fn` in a new span (ended when its promise settles; a rejection marks it as an error). `fn`
+ * may add attributes (status codes, outcomes) to the span it gets.
+ */
+export function inSpan<T>(name: string, options: SpanOptions, fn: (span: Span) => Promise<T>): Promise<T> {
+  const parent = options.parent ?? context.active();
+  return tracer().startActiveSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes ?? {} }, parent, async (span) => {
+    try {
+      return await fn(span);
+    } catch (error) {
+      span.recordException(error instanceof Error ? error : String(error));
+      span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+/** Starts a span the caller ends (e.g. one per message of a batch sent in one request). */
+export function startSpan(name: string, options: SpanOptions): Span {
+  return tracer().startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes ?? {} }, options.parent ?? context.active());
+}
+
+/**
+ * The `traceparent` of `span` (for the header of a message it sends), or null when its context is not
+ * valid. Without the SDK a span started under a remote parent is a no-op span carrying that parent's
+ * context: its traceparent is the parent's, passed on unchanged.
+ */
+export function traceparentOf(span: Span): string | null {
+  const spanContext = span.spanContext();
+  if (!isSpanContextValid(spanContext)) return null;
+  return `00-${spanContext.traceId}-${spanContext.spanId}-${(spanContext.traceFlags & 0xff).toString(16).padStart(2, '0')}`;
+}
+
+/**
+ * Names the active HTTP server span after the route template (`POST /v1/tasks/:taskId`) and sets its
+ * `http.route`: the HTTP instrumentation knows the path only, not fastify's route.
+ */
+export function nameHttpSpan(method: string, route: string | undefined): void {
+  const span = trace.getActiveSpan();
+  if (!span || route === undefined) return;
+  span.updateName(`${method} ${route}`);
+  span.setAttribute('http.route', route);
+}
+
+/**
+ * The active trace context, saved per request so hooks that run in another async context (fastify
+ * parses the body in the socket's context) can enter it again: `saveContext` in `onRequest`,
+ * `restoreContext` in `preValidation` (request-id.ts).
+ */
+const savedContexts = new WeakMap<object, Context>();
+export function saveContext(key: object): void {
+  savedContexts.set(key, context.active());
+}
+export function withSavedContext<T>(key: object, fn: () => T): T {
+  const saved = savedContexts.get(key);
+  return saved === undefined ? fn() : context.with(saved, fn);
+}
+
+let shutdownHook: (() => Promise<void>) | undefined;
+
+/** Set by tracing.ts once the SDK runs. */
+export function setTracingShutdown(hook: () => Promise<void>): void {
+  shutdownHook = hook;
+}
+
+/** Flushes the spans still buffered and stops the SDK (bounded); a no-op when tracing is off. Called on shutdown. */
+export async function flushTracing(timeoutMs = 2_000): Promise<void> {
+  const hook = shutdownHook;
+  if (!hook) return;
+  shutdownHook = undefined;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([hook().catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+  clearTimeout(timer);
+}

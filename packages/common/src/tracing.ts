@@ -1,0 +1,83 @@
+/**
+ * OpenTelemetry tracing, loaded before everything else of a service: `node --import
+ * <packages/common/dist/tracing.js> services/<name>/dist/main.js` (the images' CMD, the services'
+ * start scripts and the dev stack). With no OTLP endpoint configured it imports nothing and returns:
+ * no SDK, no hooks, no cost; the OpenTelemetry API the code calls stays a no-op.
+ *
+ * With an endpoint it registers the ESM loader hook first (so the instrumentations can patch the
+ * modules the service imports after this one), then starts the SDK: spans of HTTP servers and
+ * clients (gateway, web), gRPC (both sides) and pg (statement text, never values), exported over OTLP
+ * (OTEL_EXPORTER_OTLP_PROTOCOL) and sampled per OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG
+ * (default parent-based, 10% of new traces). Kafka records carry the context in their `traceparent`
+ * header, set and read by the outbox relay and the webhooks consumer themselves (trace-context.ts).
+ */
+import { register } from 'node:module';
+import { setTracingShutdown } from './trace-context.js';
+import { loadTracingConfig, serviceNameOf, tracingEnabled, type TracingConfig } from './tracing-config.js';
+
+async function samplerOf(config: TracingConfig) {
+  const tracing = await import('@opentelemetry/sdk-trace');
+  const ratio = new tracing.TraceIdRatioBasedSampler(config.OTEL_TRACES_SAMPLER_ARG);
+  switch (config.OTEL_TRACES_SAMPLER) {
+    case 'always_on':
+      return new tracing.AlwaysOnSampler();
+    case 'always_off':
+      return new tracing.AlwaysOffSampler();
+    case 'traceidratio':
+      return ratio;
+    case 'parentbased_always_on':
+      return new tracing.ParentBasedSampler({ root: new tracing.AlwaysOnSampler() });
+    case 'parentbased_always_off':
+      return new tracing.ParentBasedSampler({ root: new tracing.AlwaysOffSampler() });
+    case 'parentbased_traceidratio':
+      return new tracing.ParentBasedSampler({ root: ratio });
+  }
+}
+
+async function startTracing(config: TracingConfig): Promise<void> {
+  const { createAddHookMessageChannel } = await import('import-in-the-middle');
+  const { registerOptions, waitForAllMessagesAcknowledged } = createAddHookMessageChannel();
+  register('import-in-the-middle/hook.mjs', import.meta.url, registerOptions);
+
+  const [{ NodeSDK }, { HttpInstrumentation }, { GrpcInstrumentation }, { PgInstrumentation }, { resourceFromAttributes }] =
+    await Promise.all([
+      import('@opentelemetry/sdk-node'),
+      import('@opentelemetry/instrumentation-http'),
+      import('@opentelemetry/instrumentation-grpc'),
+      import('@opentelemetry/instrumentation-pg'),
+      import('@opentelemetry/resources'),
+    ]);
+  const sdk = new NodeSDK({
+    resource: resourceFromAttributes({ 'service.name': serviceNameOf(config, process.argv[1]) }),
+    sampler: await samplerOf(config),
+    instrumentations: [
+      // Probes and scrapes are not traced (they would be most of the traces).
+      new HttpInstrumentation({
+        ignoreIncomingRequestHook: (request) => /^\/(healthz|readyz|livez|metrics)(\?|$)/.test(request.url ?? ''),
+      }),
+      new GrpcInstrumentation({ ignoreGrpcMethods: [/^Check$/, /^Watch$/] }),
+      // Statement text only (parameterised, so no values); no connect spans of the pool.
+      new PgInstrumentation({ enhancedDatabaseReporting: false, ignoreConnectSpans: true, requireParentSpan: true }),
+      // No undici instrumentation: webhook deliveries have their own attempt span (attempt-span.ts
+      // of the webhooks service), without the endpoint URL's path and query.
+    ],
+    // Traces only: metrics stay on /metrics (prom-client), logs on stdout.
+    metricReaders: [],
+    logRecordProcessors: [],
+  });
+  sdk.start();
+  setTracingShutdown(() => sdk.shutdown());
+  await waitForAllMessagesAcknowledged();
+}
+
+let config: TracingConfig;
+try {
+  config = loadTracingConfig();
+} catch (error) {
+  // Before the service's logger exists: one JSON line naming the variable, as a service's own
+  // configuration check writes it, and exit 1.
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`${JSON.stringify({ level: 'fatal', time: new Date().toISOString(), msg: message })}\n`);
+  process.exit(1);
+}
+if (tracingEnabled(config)) await startTracing(config);

@@ -1,0 +1,39 @@
+import { inSpan, SpanKind, SpanStatusCode } from '@tws/common';
+import type { AttemptResult } from '../../clients/sender.js';
+
+/** The endpoint's host (no path, query or credentials: an endpoint URL may carry a token there). */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return 'invalid';
+  }
+}
+
+/**
+ * One delivery attempt as its own CLIENT span (a child of the consumer's span of the message that
+ * asked for it, handlers.ts): the endpoint's host, the attempt number, the delivery and endpoint
+ * ids, the response status and the outcome. Never the secret, the URL's path or query, headers or
+ * the body. A no-op when tracing is off.
+ */
+export function tracedAttempt(
+  target: { url: string; endpointId: string; deliveryId: string; eventType: string },
+  attempt: number,
+  send: () => Promise<AttemptResult>,
+): Promise<AttemptResult> {
+  const attributes = {
+    'server.address': hostOf(target.url),
+    'http.request.method': 'POST',
+    'tws.webhook.attempt': attempt,
+    'tws.webhook.delivery_id': target.deliveryId,
+    'tws.webhook.endpoint_id': target.endpointId,
+    'tws.webhook.event_type': target.eventType,
+  };
+  return inSpan('webhook delivery attempt', { kind: SpanKind.CLIENT, attributes }, async (span) => {
+    const result = await send();
+    span.setAttribute('tws.webhook.outcome', result.outcome);
+    if ('statusCode' in result && result.statusCode !== undefined) span.setAttribute('http.response.status_code', result.statusCode);
+    if (result.outcome !== 'succeeded') span.setStatus({ code: SpanStatusCode.ERROR, message: result.outcome === 'blocked' ? 'blocked' : 'failed' });
+    return result;
+  });
+}
