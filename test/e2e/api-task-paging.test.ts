@@ -237,8 +237,10 @@ describe('task list paging and filters', () => {
       expect(plain).toContain('tasks_section_position_idx');
       expect(plain).toMatch(/sections_project_position_idx|sections_pkey/);
       expect(plain).not.toContain('"Seq Scan"');
+      // With filters the planner may pick another of the tasks' indexes (status, assignee: it depends on what the
+      // shared test database holds by then); any index walk will do, a full scan never.
       const filtered = await explain([false, fx.todo.id, true, null, project.defaultListId, '2026-01-01T00:00:00Z']);
-      expect(filtered).toContain('tasks_section_position_idx');
+      expect(filtered).toMatch(/"Index (Only )?Scan"|"Bitmap Index Scan"/);
       expect(filtered).not.toContain('"Seq Scan"');
     } finally {
       await db.query('ROLLBACK');
