@@ -7,7 +7,8 @@ import { RevokedGrants } from '../domain/auth/revoked-grants.js';
 import { allows, requiredScope, type Caller, type Principal } from '../domain/auth/principal.js';
 import type { GatewayConfig } from '../config.js';
 import { HttpError } from './errors.js';
-import { enforce, ipKey, prependOnRequest, tooManyRequests, type RateLimits } from './rate-limit.js';
+import { enforce, ipKey, tooManyRequests, type RateLimits } from './rate-limit.js';
+import { prependOnRequest } from './route-hooks.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -11,6 +11,7 @@ import {
   parseIdempotencyKey,
 } from '../domain/idempotency.js';
 import { HttpError } from './errors.js';
+import { hooksOf } from './route-hooks.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -140,14 +141,10 @@ async function idempotencyPlugin(app: FastifyInstance): Promise<void> {
     const auth = route.config?.auth;
     if (!methods.includes('POST') || !auth || route.config?.idempotency === false) return;
     if (auth !== true && 'credentialOnly' in auth) return; // /mcp: JSON-RPC, each call names its own workspace
-    route.preParsing = [...toArray(route.preParsing), hashBody];
-    route.preHandler = [...toArray(route.preHandler), begin];
-    route.onSend = [...toArray(route.onSend), finish];
+    route.preParsing = [...hooksOf(route.preParsing), hashBody];
+    route.preHandler = [...hooksOf(route.preHandler), begin];
+    route.onSend = [...hooksOf(route.onSend), finish];
   });
-}
-
-function toArray<T>(value: T | T[] | undefined): T[] {
-  return value === undefined ? [] : Array.isArray(value) ? value : [value];
 }
 
 export default fp(idempotencyPlugin, { name: 'idempotency', dependencies: ['errors', 'backends', 'auth'] });

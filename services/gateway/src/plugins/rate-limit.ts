@@ -1,9 +1,10 @@
-import type { FastifyInstance, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { GatewayConfig } from '../config.js';
 import { rateLimitHeaders } from '../domain/rate-limit/headers.js';
 import { KeyedTokenBuckets, type RateLimitDecision } from '../domain/rate-limit/keyed-buckets.js';
 import { HttpError } from './errors.js';
+import { prependOnRequest } from './route-hooks.js';
 
 export { KeyedTokenBuckets };
 
@@ -45,16 +46,6 @@ export function enforce(request: FastifyRequest, buckets: KeyedTokenBuckets, key
 }
 
 export const ipKey = (request: FastifyRequest): string => `ip:${request.ip}`;
-
-/**
- * Adds `hook` to a route's onRequest hooks, ahead of those it declares, from an onRoute hook. A new
- * array: fastify derives the HEAD route of a GET from the options as declared (sharing their arrays)
- * and runs the onRoute hooks for it too, so pushing into a declared array would add the hook twice.
- */
-export function prependOnRequest(route: RouteOptions, hook: onRequestHookHandler): void {
-  const declared = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
-  route.onRequest = [hook, ...declared];
-}
 
 /**
  * Rate limiting (DESIGN: per-credential token bucket; 429 + Retry-After + {"error"}), by the policy
