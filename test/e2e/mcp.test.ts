@@ -7,7 +7,22 @@ import { loadTasksProto } from '@tws/proto-types';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { adminCli, createWorkspace, issueToken, type TestWorkspace } from '../support/admin.js';
 import { api, type Credentials } from '../support/api.js';
-import { addMember, createApiKey, createProject, expectError, getTask, keyOf, listProjects, plainText, pollUntil, type CreatedProject, type Member } from '../support/fixtures.js';
+import {
+  addMember,
+  createApiKey,
+  createProject,
+  createProjectWithTasks,
+  expectError,
+  getTask,
+  keyOf,
+  listProjects,
+  listTasks,
+  patchTask,
+  plainText,
+  pollUntil,
+  type CreatedProject,
+  type Member,
+} from '../support/fixtures.js';
 import { signToken } from '../support/jwt.js';
 import { TaskEventReader } from '../support/task-events.js';
 
@@ -144,6 +159,31 @@ describe('with an API key', () => {
 
     ok(await call(client, 'delete_task', { taskId: created.id }));
     expectError(await api('GET', `/v1/tasks/${created.id}`, { credentials: key }), 404);
+  });
+
+  it('list_tasks pages with nextCursor: every task once, in list order; a page never reads the whole list', async () => {
+    const { project: paged, tasks } = await createProjectWithTasks(key, 7);
+    await patchTask(key, tasks[1]!.id, { isCompleted: true });
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = ok<{ tasks: Array<{ id: string }>; nextCursor?: string }>(
+        await call(client, 'list_tasks', { projectId: paged.id, limit: 3, ...(cursor === undefined ? {} : { cursor }) }),
+      );
+      expect(page.tasks.length).toBeLessThanOrEqual(3);
+      seen.push(...page.tasks.map((task) => task.id));
+      cursor = page.nextCursor;
+      pages++;
+    } while (cursor !== undefined && pages < 10);
+    expect(pages).toBe(3);
+    expect(seen).toEqual((await listTasks(key, paged.id)).map((task) => task.id));
+    const open = ok<{ tasks: Array<{ id: string }>; nextCursor?: string }>(await call(client, 'list_tasks', { projectId: paged.id, isCompleted: false }));
+    expect(open.tasks.map((task) => task.id)).toEqual(seen.filter((id) => id !== tasks[1]!.id));
+    expect(open.nextCursor).toBeUndefined();
+    const bad = await call(client, 'list_tasks', { projectId: paged.id, cursor: 'not-a-cursor' });
+    expect(bad.isError).toBe(true);
+    expect(textOf(bad)).toMatch(/cursor/);
   });
 
   it('the REST rules answer for the tools: validation and not found', async () => {

@@ -1,10 +1,11 @@
 import { RestError, type Rest } from './rest.js';
+import { taskPages } from './task-pages.js';
 
 /**
  * Task resources: a task is addressed by its public URL `{app_url}/{urlId}/task/{taskPrefix}-{number}`
  * (contract §1), the address a person shares. Read through the REST API as the caller: the
  * workspace (its urlId must be the URL's), its projects (the prefix, case-insensitive), the
- * project's task list (the number), then `GET /v1/tasks/:id`. Anything that does not resolve is
+ * project's task list page by page until the number is found, then `GET /v1/tasks/:id`. Anything that does not resolve is
  * "task not found", whatever the reason, as on the task page.
  */
 export interface TaskRef {
@@ -47,8 +48,11 @@ export async function readTask(rest: Rest, ref: TaskRef): Promise<unknown> {
     ? projects.find((candidate) => String(field(candidate, 'taskPrefix')).toUpperCase() === prefix)
     : undefined;
   if (project === undefined) throw notFound();
-  const tasks = (await rest({ method: 'GET', path: `/projects/${encodeURIComponent(String(field(project, 'id')))}/tasks` })).body;
-  const task = Array.isArray(tasks) ? tasks.find((candidate) => field(candidate, 'number') === ref.number) : undefined;
+  let task: unknown;
+  for await (const page of taskPages(rest, String(field(project, 'id')))) {
+    task = page.tasks.find((candidate) => field(candidate, 'number') === ref.number);
+    if (task !== undefined) break;
+  }
   if (task === undefined) throw notFound();
   return (await rest({ method: 'GET', path: `/tasks/${encodeURIComponent(String(field(task, 'id')))}` })).body;
 }

@@ -7,6 +7,8 @@ export interface RestAnswer {
   body: unknown;
   /** Size of the JSON body as received. */
   bytes: number;
+  /** The `cursor` of the next page a paged list names in its `Link: <…>; rel="next"` header. */
+  nextCursor?: string;
 }
 
 /** A REST route refused the call (4xx/5xx): its status and its `{"error"}` message. */
@@ -69,8 +71,21 @@ export function restAs(app: FastifyInstance, request: FastifyRequest, caller: Ca
       const retryAfter = response.headers['retry-after'];
       throw new RestError(response.statusCode, message, typeof retryAfter === 'string' ? retryAfter : undefined);
     }
-    return { status: response.statusCode, body: parsed, bytes: response.rawPayload.length };
+    const nextCursor = nextCursorOf(response.headers.link);
+    return { status: response.statusCode, body: parsed, bytes: response.rawPayload.length, ...(nextCursor === undefined ? {} : { nextCursor }) };
   };
+}
+
+/** The `cursor` query parameter of a `Link` header's rel="next" URL, if it names one. */
+export function nextCursorOf(link: unknown): string | undefined {
+  if (typeof link !== 'string' || link.length > 4096) return undefined;
+  const match = /<([^>]*)>\s*;\s*rel="?next"?/.exec(link);
+  if (!match) return undefined;
+  try {
+    return new URL(match[1]!, 'http://link.invalid').searchParams.get('cursor') ?? undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function headerOf(request: FastifyRequest, name: string): string {

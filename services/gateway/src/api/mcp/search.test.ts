@@ -1,5 +1,6 @@
 import { expect, test } from 'vitest';
 import { parseTaskUrl } from './resources.js';
+import { nextCursorOf } from './rest.js';
 import { matchIn, plainText } from './search.js';
 
 test('plain text of a description: the leaves text in document order', () => {
@@ -39,4 +40,14 @@ test('task URLs of the app only', () => {
   ]) {
     expect(parseTaskUrl(uri, app), uri).toBeUndefined();
   }
+});
+
+test('the next cursor of a Link header: only rel="next", only its cursor parameter', () => {
+  const url = 'https://api.example.test/v1/projects/p/tasks?limit=3&cursor=eyJhIjoxfQ.abcdefghijkl';
+  expect(nextCursorOf(`<${url}>; rel="next"`)).toBe('eyJhIjoxfQ.abcdefghijkl');
+  expect(nextCursorOf(`<${url}>;rel=next`)).toBe('eyJhIjoxfQ.abcdefghijkl');
+  expect(nextCursorOf(`<${url}>; rel="prev"`)).toBeUndefined();
+  expect(nextCursorOf('<https://api.example.test/v1/projects/p/tasks?limit=3>; rel="next"')).toBeUndefined();
+  expect(nextCursorOf(undefined)).toBeUndefined();
+  expect(nextCursorOf(`<${'x'.repeat(5000)}>; rel="next"`)).toBeUndefined();
 });

@@ -1,9 +1,10 @@
 import type { Rest } from './rest.js';
+import { taskPages } from './task-pages.js';
 
 /**
  * Finding tasks by text, for the `find_tasks` tool. The contract has no search endpoint, so this
  * reads what a REST client would: `GET /v1/projects`, then each project's `GET
- * /v1/projects/:id/tasks` (served from the gateway's kept lists while unchanged), and matches the
+ * /v1/projects/:id/tasks` page by page (`?limit=&cursor=`, so one list is never held whole), and matches the
  * text case-insensitively in each task's name and its description's plain text. Bounded: at most
  * `maxProjects` projects and `maxBytes` of task lists are read, and at most `limit` matches are
  * returned; `truncated` says when a bound cut the search short.
@@ -87,20 +88,25 @@ export async function findTasks(
       result.truncated = true;
       break;
     }
-    const answer = await rest({ method: 'GET', path: `/projects/${encodeURIComponent(projectId)}/tasks` });
     result.projectsSearched++;
-    bytes += answer.bytes;
-    const tasks = Array.isArray(answer.body) ? answer.body : [];
-    for (const task of tasks) {
-      if (!isListedTask(task) || (!query.includeCompleted && task.isCompleted)) continue;
-      const matchedIn = matchIn(task, needle);
-      if (matchedIn === undefined) continue;
-      if (result.matches.length === query.limit) {
+    const filter = query.includeCompleted ? {} : { isCompleted: false };
+    for await (const page of taskPages(rest, projectId, filter)) {
+      bytes += page.bytes;
+      for (const task of page.tasks) {
+        if (!isListedTask(task) || (!query.includeCompleted && task.isCompleted)) continue;
+        const matchedIn = matchIn(task, needle);
+        if (matchedIn === undefined) continue;
+        if (result.matches.length === query.limit) {
+          result.truncated = true;
+          return result;
+        }
+        const { id, number, name, isCompleted, listId } = task;
+        result.matches.push({ id, number, name, isCompleted, projectId, listId, matchedIn });
+      }
+      if (bytes >= searchBounds.maxBytes && page.nextCursor !== undefined) {
         result.truncated = true;
         return result;
       }
-      const { id, number, name, isCompleted, listId } = task;
-      result.matches.push({ id, number, name, isCompleted, projectId, listId, matchedIn });
     }
   }
   return result;

@@ -4,6 +4,7 @@ import { BodyId, Name } from '../schemas/common.js';
 import { DescriptionInput } from '../tasks/index.js';
 import type { HttpMethod, Rest } from './rest.js';
 import { findTasks, searchBounds } from './search.js';
+import { maxTaskPage, taskPage } from './task-pages.js';
 
 /**
  * The MCP tools: each one is a REST route of the contract (or, for `find_tasks`, a bounded series of
@@ -46,11 +47,11 @@ function bodyOf(args: Record<string, unknown>, ...pathArgs: string[]): Record<st
 
 const bodyOfCall = async (rest: Rest, call: Parameters<Rest>[0]): Promise<unknown> => (await rest(call)).body;
 
-const listTasksBounds = { defaultLimit: 100, maxLimit: 500 } as const;
+const listTasksBounds = { defaultLimit: 100, maxLimit: maxTaskPage } as const;
 
 const ListTasksInput = z.object({
   projectId: id('The project'),
-  offset: z.number().int().min(0).optional().meta({ description: 'Tasks to skip (default 0).' }),
+  cursor: z.string().min(1).max(200).optional().meta({ description: 'The `nextCursor` of the previous page (absent: the first page).' }),
   limit: z
     .number()
     .int()
@@ -58,6 +59,7 @@ const ListTasksInput = z.object({
     .max(listTasksBounds.maxLimit)
     .optional()
     .meta({ description: `At most this many tasks (default ${listTasksBounds.defaultLimit}, max ${listTasksBounds.maxLimit}).` }),
+  isCompleted: z.boolean().optional().meta({ description: 'Only completed (true) or open (false) tasks.' }),
 });
 
 const FindTasksInput = z.object({
@@ -145,16 +147,15 @@ export const tools: readonly ToolDefinition[] = [
     title: 'List tasks of a project',
     description:
       'Tasks of a project, in a page: `tasks` (id, number, name, isCompleted, description as rich text, listId, assigneeId, ' +
-      'statusId, order, createdAt), `total`, and `nextOffset` when more remain. Use find_tasks to look for text.',
+      'statusId, order, createdAt, updatedAt), and `nextCursor` when more remain (pass it as `cursor` for the next page). ' +
+      'Use find_tasks to look for text.',
     method: 'GET',
     input: ListTasksInput,
     passesBody: false,
     async run(args, rest) {
-      const { offset = 0, limit = listTasksBounds.defaultLimit } = parseOwn(ListTasksInput, args);
-      const all = await bodyOfCall(rest, { method: 'GET', path: `/projects/${pathId(args, 'projectId')}/tasks` });
-      const list = Array.isArray(all) ? all : [];
-      const next = offset + limit;
-      return { tasks: list.slice(offset, next), total: list.length, ...(next < list.length ? { nextOffset: next } : {}) };
+      const { projectId, cursor, limit = listTasksBounds.defaultLimit, isCompleted } = parseOwn(ListTasksInput, args);
+      const page = await taskPage(rest, projectId, { limit, ...(cursor === undefined ? {} : { cursor }), ...(isCompleted === undefined ? {} : { isCompleted }) });
+      return { tasks: page.tasks, ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }) };
     },
   },
   {
