@@ -70,11 +70,10 @@ const optionalBaseUrl = (example: string) =>
 /**
  * The only place the gateway reads its environment.
  *
- * Rate limiting: a per-credential token bucket, as DESIGN.md decides, from the `limiter` package
- * (maintained, `TokenBucket` with lazy refill and a burst size). `@fastify/rate-limit` was not used:
- * it counts in fixed windows, which lets a client send twice the limit across a window edge and
- * then blocks it until the window resets, instead of refilling smoothly. Buckets live in this
- * process's memory, so the limits apply per gateway replica.
+ * Rate limiting: a per-credential token bucket, as DESIGN.md decides (`domain/rate-limit/`, README
+ * "Rate limits"). `@fastify/rate-limit` was not used: it counts in fixed windows, which lets a client
+ * send twice the limit across a window edge and then blocks it until the window resets, instead of
+ * refilling smoothly. The buckets are kept per replica and synchronised across replicas.
  */
 export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
   const config = parseConfig(
