@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { adminCliPath, startStack, type Stack } from '@tws/devstack';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { TestWorkspace } from '../support/admin.js';
-import { parseOpenMetrics, prometheusScrapeAccept, promtoolCheckMetrics } from '../support/openmetrics.js';
+import { parseOpenMetrics, prometheusScrapeAccept, promtoolCheckMetrics, promtoolParseOpenMetrics } from '../support/openmetrics.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
 import { testServiceEnv } from '../support/test-env.js';
 import { startReceiver, type TestReceiver } from '../support/webhooks/receiver.js';
@@ -228,7 +228,10 @@ describe('OpenTelemetry traces across the whole path (OTEL_EXPORTER_OTLP_ENDPOIN
       for (const { url, metric, labels } of expected) {
         const response = await fetch(`${url}/metrics`, { headers: { accept: prometheusScrapeAccept } });
         expect(response.headers.get('content-type')).toMatch(/^application\/openmetrics-text; version=1\.0\.0/);
-        const exemplars = parseOpenMetrics(await response.text());
+        const body = await response.text();
+        const parsed = await promtoolParseOpenMetrics(body);
+        expect(parsed.ok, `Prometheus' OpenMetrics parser on ${url}/metrics:\n${parsed.output}`).toBe(true);
+        const exemplars = parseOpenMetrics(body);
         const ours = exemplars.filter((exemplar) => exemplar.exemplarLabels.trace_id === traceId);
         expect(ours.map((exemplar) => exemplar.metric), `${metric} at ${url}`).toContain(metric);
         expect(ours.find((exemplar) => exemplar.metric === metric)!.labels).toMatchObject(labels);

@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 
 /** The Accept header Prometheus 3 scrapes with (its default scrape protocols, OpenMetrics first). */
 export const prometheusScrapeAccept =
@@ -50,15 +53,46 @@ export function parseOpenMetrics(body: string): Exemplar[] {
   return exemplars;
 }
 
+const promtool = (): string => process.env.PROMTOOL ?? 'promtool';
+
 /** Runs `promtool check metrics` with the exposition on stdin (the Prometheus text format's parser and lint). */
-export function promtoolCheckMetrics(exposition: string, promtool = process.env.PROMTOOL ?? 'promtool'): Promise<{ code: number | null; output: string }> {
+export function promtoolCheckMetrics(exposition: string): Promise<{ code: number | null; output: string }> {
+  return runPromtool(['check', 'metrics'], exposition);
+}
+
+/**
+ * Reads an OpenMetrics exposition with Prometheus' own OpenMetrics parser, exemplars included:
+ * `promtool tsdb create-blocks-from openmetrics` (the backfill importer, which needs a timestamp on
+ * every sample, so one is added before each sample's exemplar). `ok` is false with its error.
+ */
+export async function promtoolParseOpenMetrics(body: string): Promise<{ ok: boolean; output: string }> {
+  const stamped = body
+    .split('\n')
+    .map((line) => {
+      if (line === '' || line.startsWith('#')) return line;
+      const exemplarAt = line.indexOf(' # {');
+      return exemplarAt < 0 ? `${line} 1700000000` : `${line.slice(0, exemplarAt)} 1700000000${line.slice(exemplarAt)}`;
+    })
+    .join('\n');
+  const directory = await mkdtemp(path.join(tmpdir(), 'tws-openmetrics-'));
+  try {
+    await writeFile(path.join(directory, 'exposition.om'), stamped);
+    const { code, output } = await runPromtool(['tsdb', 'create-blocks-from', 'openmetrics', path.join(directory, 'exposition.om'), path.join(directory, 'blocks')], '');
+    // The importer prints its error and still exits 0: success is the table of the block it wrote.
+    return { ok: code === 0 && /NUM SAMPLES/.test(output) && !/error|expected|invalid/i.test(output), output };
+  } finally {
+    await rm(directory, { recursive: true, force: true });
+  }
+}
+
+function runPromtool(args: string[], stdin: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(promtool, ['check', 'metrics'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(promtool(), args, { stdio: ['pipe', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, output: output.trim() }));
-    child.stdin.end(exposition);
+    child.stdin.end(stdin);
   });
 }
