@@ -1,6 +1,6 @@
 import type { Context } from '@opentelemetry/api';
 import { Histogram, Registry, type HistogramConfiguration, type LabelValues, type Metric, type OpenMetricsContentType } from 'prom-client';
-import { sampledTraceId, tracingStarted } from './trace-context.js';
+import { sampledTraceId, savedContextOf, tracingStarted } from './trace-context.js';
 
 /**
  * OpenMetrics exemplars on the request-latency histograms (issue #19): each bucket remembers the
@@ -53,6 +53,15 @@ export function observeLatency<T extends string>(histogram: Histogram<T>, labels
   // prom-client types exemplar labels as the metric's own label names; they are free-form.
   const exemplarLabels = (traceId === undefined ? {} : { [exemplarTraceIdLabel]: traceId }) as LabelValues<T>;
   histogram.observe({ labels, value: seconds, exemplarLabels });
+}
+
+/**
+ * `observeLatency` in the trace context the request-id hooks saved for `request` (an HTTP edge's
+ * onResponse runs in the socket's context, not the request's); looked up only on an exemplar histogram.
+ */
+export function observeRequestLatency<T extends string>(histogram: Histogram<T>, labels: LabelValues<T>, seconds: number, request: object): void {
+  if (!anyExemplarHistogram || !exemplarHistograms.has(histogram)) histogram.observe(labels, seconds);
+  else observeLatency(histogram, labels, seconds, savedContextOf(request));
 }
 
 /** What a scrape may ask for (Accept): Prometheus text (the default) or OpenMetrics 1.0. */

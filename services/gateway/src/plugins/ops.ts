@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Histogram, Registry } from 'prom-client';
-import { metricsExposition, observeLatency, runReadiness, savedContextOf } from '@tws/common';
+import { metricsExposition, observeRequestLatency, runReadiness } from '@tws/common';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -26,11 +26,11 @@ async function opsPlugin(app: FastifyInstance, options: OpsOptions): Promise<voi
   const duration = options.httpRequestDuration;
   app.addHook('onResponse', async (request, reply) => {
     // The request's trace context (saved by the request-id hooks): its sampled trace is the bucket's exemplar.
-    observeLatency(
+    observeRequestLatency(
       duration,
       { method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: String(reply.statusCode) },
       reply.elapsedTime / 1000,
-      savedContextOf(request),
+      request,
     );
   });
 
