@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { adminCliPath, startStack, type Stack } from '@tws/devstack';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { TestWorkspace } from '../support/admin.js';
+import { parseOpenMetrics, prometheusScrapeAccept, promtoolCheckMetrics, promtoolParseOpenMetrics } from '../support/openmetrics.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
 import { testServiceEnv } from '../support/test-env.js';
 import { startReceiver, type TestReceiver } from '../support/webhooks/receiver.js';
@@ -193,6 +194,60 @@ describe('OpenTelemetry traces across the whole path (OTEL_EXPORTER_OTLP_ENDPOIN
       expect(byId.get(first.parentSpanId)).toMatchObject({ kind: CONSUMER, name: 'task-events.v1 process' });
     } finally {
       await flaky.close();
+    }
+  }, 120_000);
+  /**
+   * Exemplars (issue #19): the latency histograms of the gateway (HTTP), the tasks service (gRPC
+   * server) and the webhooks service (delivery) carry the trace id of a sampled request in
+   * OpenMetrics, which /metrics answers when the scrape asks for it the way Prometheus does; without
+   * that Accept header it is the Prometheus text format, exemplar-free, that promtool accepts.
+   */
+  it('the latency buckets carry the trace id the OTLP receiver got as an OpenMetrics exemplar; plain text stays the default', async () => {
+    const created = (await cli(['workspace', 'create', '--name', 'Exemplars', '--plan', 'pro'])) as unknown as TestWorkspace;
+    const apiKey = created.apiKey.key;
+    const receiver = await startReceiver();
+    try {
+      await call(apiKey, 'POST', '/v1/webhooks', { url: `${receiver.origin}/exemplars`, secret: `whsec_${randomBytes(18).toString('base64url')}` }, 201);
+      const project = await call<{ id: string; defaultListId: string }>(apiKey, 'POST', '/v1/projects', { name: 'Exemplars' }, 201);
+      const { traceId, traceparent } = newTraceparent();
+      await call(apiKey, 'POST', '/v1/tasks', { projectId: project.id, listId: project.defaultListId, name: 'Slow bucket' }, 201, { traceparent });
+      await receiver.waitFor(1, 30_000);
+      // The trace the exemplars point at is the one the collector got.
+      await eventually(
+        () => (spansOf(traceId).some((span) => span.service === 'tws-webhooks' && span.name === 'webhook delivery attempt') ? true : undefined),
+        30_000,
+        () => `the delivery attempt span of trace ${traceId}`,
+      );
+
+      const opsUrlOf = (name: string): string => stack.services.instances.find((instance) => instance.name === name)!.opsUrl;
+      const expected = [
+        { url: stack.services.gatewayUrl, metric: 'http_request_duration_seconds_bucket', labels: { route: '/v1/tasks', method: 'POST', status_code: '201' } },
+        { url: opsUrlOf('tasks'), metric: 'grpc_server_handling_seconds_bucket', labels: { grpc_method: 'CreateTask', grpc_code: 'OK' } },
+        { url: opsUrlOf('webhooks'), metric: 'webhook_delivery_duration_seconds_bucket', labels: { result: 'succeeded' } },
+      ];
+      for (const { url, metric, labels } of expected) {
+        const response = await fetch(`${url}/metrics`, { headers: { accept: prometheusScrapeAccept } });
+        expect(response.headers.get('content-type')).toMatch(/^application\/openmetrics-text; version=1\.0\.0/);
+        const body = await response.text();
+        const parsed = await promtoolParseOpenMetrics(body);
+        expect(parsed.ok, `Prometheus' OpenMetrics parser on ${url}/metrics:\n${parsed.output}`).toBe(true);
+        const exemplars = parseOpenMetrics(body);
+        const ours = exemplars.filter((exemplar) => exemplar.exemplarLabels.trace_id === traceId);
+        expect(ours.map((exemplar) => exemplar.metric), `${metric} at ${url}`).toContain(metric);
+        expect(ours.find((exemplar) => exemplar.metric === metric)!.labels).toMatchObject(labels);
+        // Only sampled traces become exemplars: the stack samples nothing but the test's requests.
+        expect(exemplars.every((exemplar) => /^[0-9a-f]{32}$/.test(exemplar.exemplarLabels.trace_id ?? ''))).toBe(true);
+
+        const plain = await fetch(`${url}/metrics`);
+        expect(plain.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+        const text = await plain.text();
+        expect(text).not.toContain('trace_id');
+        expect(text).not.toContain('# EOF');
+        const check = await promtoolCheckMetrics(text);
+        expect(check, `promtool check metrics on ${url}/metrics:\n${check.output}`).toMatchObject({ code: 0 });
+      }
+    } finally {
+      await receiver.close();
     }
   }, 120_000);
 });

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { DomainError, grpcStatusOfFailure } from './errors.js';
 import { findNul, nulMessage } from './nul.js';
 import type { GrpcServerMetrics } from './metrics.js';
+import { observeLatency } from './exemplars.js';
 import { isDatabaseUnavailable } from './db.js';
 import { requestIdFromMetadata, runWithRequestId } from './request-id.js';
 
@@ -33,11 +34,11 @@ export function unary<Req, Res>(
 ): grpc.handleUnaryCall<Req, Res> {
   const labels = { grpc_service: options.service, grpc_method: method };
   const serve: grpc.handleUnaryCall<Req, Res> = (call, callback) => {
-    const stopTimer = options.metrics.handling.startTimer(labels);
     const started = performance.now();
     const finish = (code: grpc.status): void => {
       const codeName = grpc.status[code] ?? String(code);
-      stopTimer({ grpc_code: codeName });
+      // In the call's context (promise callbacks keep it): the server span of a traced call.
+      observeLatency(options.metrics.handling, { ...labels, grpc_code: codeName }, (performance.now() - started) / 1000);
       options.metrics.handled.inc({ ...labels, grpc_code: codeName });
       // One line per call at debug level (off by default): with the caller's request id (logger.ts).
       if (options.logger.isLevelEnabled('debug')) {

@@ -1,6 +1,7 @@
 export * from './config.js';
 export * from './logger.js';
 export * from './metrics.js';
+export * from './exemplars.js';
 export * from './errors.js';
 export * from './grpc-server.js';
 export * from './grpc-client.js';

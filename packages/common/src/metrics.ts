@@ -1,9 +1,11 @@
 import { Registry, collectDefaultMetrics, Histogram, Counter } from 'prom-client';
+import { latencyHistogram, rememberDefaultLabels } from './exemplars.js';
 
 /** A per-service registry with default process metrics and the `service` label on everything. */
 export function createMetricsRegistry(service: string): Registry {
   const registry = new Registry();
   registry.setDefaultLabels({ service });
+  rememberDefaultLabels(registry, { service });
   collectDefaultMetrics({ register: registry });
   // prom-client names three gauges with a counter's `_total` suffix, which `promtool check metrics`
   // rejects; the per-type gauges (nodejs_active_handles{type}, …) carry the same information.
@@ -32,12 +34,12 @@ export function grpcServerMetrics(registry: Registry): GrpcServerMetrics {
       labelNames: ['grpc_service', 'grpc_method', 'grpc_code'],
       registers: [registry],
     }),
-    handling: new Histogram({
+    // With trace_id exemplars when tracing runs (exemplars.ts): observed with observeLatency.
+    handling: latencyHistogram(registry, {
       name: 'grpc_server_handling_seconds',
       help: 'Time to handle an RPC on the server, by method and status code.',
       labelNames: ['grpc_service', 'grpc_method', 'grpc_code'],
       buckets: latencyBuckets,
-      registers: [registry],
     }),
   };
 }
@@ -54,13 +56,15 @@ export function grpcClientMetrics(registry: Registry): GrpcClientMetrics {
   };
 }
 
-/** `http_request_duration_seconds` {method, route (the template), status_code}: the RED histogram of an HTTP edge. */
+/**
+ * `http_request_duration_seconds` {method, route (the template), status_code}: the RED histogram of an
+ * HTTP edge, with trace_id exemplars when tracing runs (exemplars.ts): observed with observeLatency.
+ */
 export function httpRequestDurationMetric(registry: Registry): Histogram<'method' | 'route' | 'status_code'> {
-  return new Histogram({
+  return latencyHistogram(registry, {
     name: 'http_request_duration_seconds',
     help: 'HTTP request duration by method, route template and status code.',
     labelNames: ['method', 'route', 'status_code'],
     buckets: latencyBuckets,
-    registers: [registry],
   });
 }

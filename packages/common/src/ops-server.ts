@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import { runReadiness, type ReadinessCheck } from './readiness.js';
+import { metricsExposition } from './exemplars.js';
 
 export interface OpsServer {
   port: number;
@@ -13,7 +14,8 @@ export interface OpsServer {
 
 /**
  * The operations endpoints of a backend service: /healthz (the process is alive), /readyz (its real
- * dependencies answer) and /metrics (Prometheus text format).
+ * dependencies answer) and /metrics (Prometheus text format; OpenMetrics, with exemplars, when the
+ * scrape's Accept asks for it: exemplars.ts).
  */
 export async function startOpsServer(options: {
   host: string;
@@ -39,8 +41,8 @@ export async function startOpsServer(options: {
       return;
     }
     if (path === '/metrics') {
-      void options.registry.metrics().then(
-        (text) => send(200, text, options.registry.contentType),
+      void metricsExposition(options.registry, request.headers.accept).then(
+        (exposition) => send(200, exposition.body, exposition.contentType),
         (error: unknown) => {
           options.logger.error({ err: error }, 'metrics collection failed');
           send(500, { error: 'metrics collection failed' });

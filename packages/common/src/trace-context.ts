@@ -5,6 +5,7 @@ import {
   SpanKind,
   SpanStatusCode,
   trace,
+  TraceFlags,
   type Attributes,
   type Context,
   type Span,
@@ -116,16 +117,34 @@ const savedContexts = new WeakMap<object, Context>();
 export function saveContext(key: object): void {
   savedContexts.set(key, context.active());
 }
+/** The context `saveContext` kept for `key`, if any. */
+export function savedContextOf(key: object): Context | undefined {
+  return savedContexts.get(key);
+}
 export function withSavedContext<T>(key: object, fn: () => T): T {
   const saved = savedContexts.get(key);
   return saved === undefined ? fn() : context.with(saved, fn);
 }
 
 let shutdownHook: (() => Promise<void>) | undefined;
+let sdkStarted = false;
 
 /** Set by tracing.ts once the SDK runs. */
 export function setTracingShutdown(hook: () => Promise<void>): void {
   shutdownHook = hook;
+  sdkStarted = true;
+}
+
+/** Whether tracing.ts started the SDK in this process (decided before the service's own modules load). */
+export function tracingStarted(): boolean {
+  return sdkStarted;
+}
+
+/** The trace id of the span in `at` (default the active context) when that span is sampled; else undefined. */
+export function sampledTraceId(at: Context = context.active()): string | undefined {
+  const spanContext = trace.getSpan(at)?.spanContext();
+  if (!spanContext || (spanContext.traceFlags & TraceFlags.SAMPLED) === 0 || !isSpanContextValid(spanContext)) return undefined;
+  return spanContext.traceId;
 }
 
 /** Flushes the spans still buffered and stops the SDK (bounded); a no-op when tracing is off. Called on shutdown. */

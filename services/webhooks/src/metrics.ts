@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { latencyHistogram } from '@tws/common';
 
 export interface WebhookMetrics {
   deliveries: Counter<'result' | 'attempt'>;
@@ -23,12 +24,12 @@ export function createWebhookMetrics(registry: Registry): WebhookMetrics {
       labelNames: ['result', 'attempt'],
       registers: [registry],
     }),
-    duration: new Histogram({
+    // With trace_id exemplars when tracing runs (@tws/common exemplars.ts): observed with observeLatency.
+    duration: latencyHistogram(registry, {
       name: 'webhook_delivery_duration_seconds',
       help: 'Time of one delivery attempt (DNS check, connect, request, response), by result.',
       labelNames: ['result'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers: [registry],
     }),
     ssrfBlocked: new Counter({
       name: 'webhook_ssrf_blocked_total',

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Histogram, Registry } from 'prom-client';
-import { runReadiness } from '@tws/common';
+import { metricsExposition, observeRequestLatency, runReadiness } from '@tws/common';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -25,9 +25,12 @@ async function opsPlugin(app: FastifyInstance, options: OpsOptions): Promise<voi
   });
   const duration = options.httpRequestDuration;
   app.addHook('onResponse', async (request, reply) => {
-    duration.observe(
+    // The request's trace context (saved by the request-id hooks): its sampled trace is the bucket's exemplar.
+    observeRequestLatency(
+      duration,
       { method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: String(reply.statusCode) },
       reply.elapsedTime / 1000,
+      request,
     );
   });
 
@@ -44,9 +47,11 @@ async function opsPlugin(app: FastifyInstance, options: OpsOptions): Promise<voi
     const report = await runReadiness(app.backendChecks);
     return reply.code(200).send({ status: 'ok', backends: report.checks });
   });
-  app.get('/metrics', hidden, async (_request, reply) =>
-    reply.type(options.registry.contentType).send(await options.registry.metrics()),
-  );
+  // Prometheus text by default; OpenMetrics (with trace_id exemplars) when the scrape's Accept asks for it.
+  app.get('/metrics', hidden, async (request, reply) => {
+    const exposition = await metricsExposition(options.registry, request.headers.accept);
+    return reply.type(exposition.contentType).send(exposition.body);
+  });
 }
 
 export default fp(opsPlugin, { name: 'ops', dependencies: ['backends'] });

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type Provider from 'oidc-provider';
 import type { Histogram } from 'prom-client';
-import type { Logger, Pool } from '@tws/common';
+import { observeRequestLatency, type Logger, type Pool } from '@tws/common';
 import { errorPage } from '../api/html/pages.js';
 import type { WebConfig } from '../config.js';
 import { ConnectedApps } from '../domain/connected-apps.js';
@@ -103,7 +103,7 @@ async function oauthPlugin(app: FastifyInstance, options: OAuthOptions): Promise
     // A hijacked reply skips fastify's onResponse hooks: the RED histogram is observed here instead.
     const route = request.routeOptions.url ?? 'unmatched';
     reply.raw.once('finish', () => {
-      options.httpRequestDuration.observe({ method: request.method, route, status_code: String(reply.raw.statusCode) }, reply.elapsedTime / 1000);
+      observeRequestLatency(options.httpRequestDuration, { method: request.method, route, status_code: String(reply.raw.statusCode) }, reply.elapsedTime / 1000, request);
     });
     // …and the headers set on the reply are not sent: the request id is set on the raw response.
     reply.raw.setHeader('x-request-id', request.id);

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Histogram } from 'prom-client';
-import type { ReadinessCheck } from '@tws/common';
+import { observeRequestLatency, type ReadinessCheck } from '@tws/common';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -20,9 +20,11 @@ async function opsPlugin(
 ): Promise<void> {
   app.decorate('readiness', options.readiness);
   app.addHook('onResponse', async (request, reply) => {
-    options.httpRequestDuration.observe(
+    observeRequestLatency(
+      options.httpRequestDuration,
       { method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: String(reply.statusCode) },
       reply.elapsedTime / 1000,
+      request,
     );
   });
 }

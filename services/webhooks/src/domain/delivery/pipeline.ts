@@ -9,7 +9,7 @@ import { nextStep, type NextStep } from '../retry/schedule.js';
 import type { SecretBox } from '../../store/secret-box.js';
 import { EndpointPace, type PaceTicket } from './endpoint-pace.js';
 import { tracedAttempt } from './attempt-span.js';
-import { currentRequestId, currentTraceparent, KeyedSerializer, MicroBatcher, retryUntilDone, Semaphore } from '@tws/common';
+import { currentRequestId, currentTraceparent, KeyedSerializer, MicroBatcher, observeLatency, retryUntilDone, Semaphore } from '@tws/common';
 
 export interface PipelineOptions {
   store: DeliveryStore;
@@ -245,7 +245,8 @@ export class DeliveryPipeline {
   private async settle(work: DeliveryWork, attempt: number, context: AttemptContext, result: AttemptResult): Promise<void> {
     const { metrics } = this.options;
     metrics.deliveries.inc({ result: result.outcome, attempt: String(attempt) });
-    metrics.duration.observe({ result: result.outcome }, result.durationMs / 1000);
+    // In the event's consumer span (the attempt's parent): its sampled trace is the bucket's exemplar.
+    observeLatency(metrics.duration, { result: result.outcome }, result.durationMs / 1000);
     if (result.outcome === 'blocked') {
       metrics.ssrfBlocked.inc({ stage: 'delivery' });
       // The address is for operators only; the delivery log says just that it is not allowed.
