@@ -89,11 +89,12 @@ const columns = 'id, workspace_id, at, actor_type, actor_id, actor_name, action,
  * The INSERT of a data-modifying CTE that writes one audit row per `jsonExpr` (an `auditRecordJson`
  * value) of the rows `from` yields, at the transaction's time (milliseconds: what a cursor carries).
  */
-export function auditInsertSql(jsonExpr: string, from: string): string {
+export function auditInsertSql(jsonExpr: string, from: string, where = 'true'): string {
   return `INSERT INTO audit_events (${columns})
     SELECT a.id, a.workspace_id, date_trunc('milliseconds', now()), a.actor_type, a.actor_id, a.actor_name, a.action,
       a.resource_type, a.resource_id, a.changes, a.request_id
-    FROM ${from}, jsonb_populate_record(NULL::audit_events, ${jsonExpr}) a`;
+    FROM ${from} CROSS JOIN LATERAL jsonb_populate_record(NULL::audit_events, ${jsonExpr}) a
+    WHERE ${where}`;
 }
 
 /** Writes entries (or prepared records) on `db`: pass the transaction's client of the change. */
