@@ -27,16 +27,37 @@ export type AuditActor = z.output<typeof AuditActor>;
 
 export const systemActor: AuditActor = Object.freeze({ type: 'system', id: null, name: null });
 
-const actorContext = new AsyncLocalStorage<AuditActor>();
+/** The actor of one request; a slot, so an edge that learns who acts only inside its handler can fill it in. */
+interface ActorSlot {
+  actor: AuditActor | undefined;
+}
+
+const actorContext = new AsyncLocalStorage<ActorSlot>();
 
 /** Runs `fn` (and everything it starts asynchronously) on behalf of `actor`. */
 export function runWithActor<T>(actor: AuditActor, fn: () => T): T {
-  return actorContext.run(actor, fn);
+  return actorContext.run({ actor }, fn);
+}
+
+/**
+ * Runs `fn` with an empty actor slot that `bindActor` fills in later on the same request (the web
+ * app knows the person's user id in a workspace only once its handler looked the workspace up).
+ */
+export function runWithActorSlot<T>(fn: () => T): T {
+  return actorContext.run({ actor: undefined }, fn);
+}
+
+/** Names the actor of the request this code runs for (see runWithActorSlot); false outside one. */
+export function bindActor(actor: AuditActor): boolean {
+  const slot = actorContext.getStore();
+  if (slot === undefined) return false;
+  slot.actor = actor;
+  return true;
 }
 
 /** The actor this code runs for: `system` when no edge named one (workers, the admin CLI). */
 export function currentActor(): AuditActor {
-  return actorContext.getStore() ?? systemActor;
+  return actorContext.getStore()?.actor ?? systemActor;
 }
 
 /** The actor in a call's metadata, or undefined when absent, oversized or malformed. */
@@ -56,7 +77,7 @@ export function actorFromMetadata(metadata: grpc.Metadata): AuditActor | undefin
 /** Client side: every call made while serving a request carries its actor (unless one is set). */
 export function actorInterceptor(): grpc.Interceptor {
   return (options, nextCall) => {
-    const actor = actorContext.getStore();
+    const actor = actorContext.getStore()?.actor;
     if (actor === undefined) return new grpc.InterceptingCall(nextCall(options));
     const requester = new grpc.RequesterBuilder()
       .withStart((metadata, listener, next) => {
