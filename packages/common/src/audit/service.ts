@@ -2,23 +2,11 @@ import type * as grpc from '@grpc/grpc-js';
 import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { Pool } from '../db.js';
-import { env } from '../config.js';
 import { invalid } from '../errors.js';
 import type { GrpcServerMetrics } from '../metrics.js';
 import { PeriodicJob } from '../periodic.js';
 import { unary, type GrpcServiceRegistration } from '../grpc-server.js';
 import { listAudit, sweepAudit, type AuditRow } from './store.js';
-
-/**
- * The environment of the audit trail, spread into each owning service's config.ts (tasks,
- * attachments, webhooks) and set per service in the Helm values.
- */
-export const auditEnv = {
-  /** Audit events older than this many days are deleted (default 90). */
-  AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3_650).default(90),
-  /** How often the retention sweep runs; 0 = never. */
-  AUDIT_SWEEP_INTERVAL_MS: env.durationMs(3_600_000),
-};
 
 /** The retention sweep of `audit_events`: every replica may run it (idempotent, small batches). */
 export function auditRetention(options: { pool: Pool; retentionDays: number; intervalMs: number; logger: Logger }): PeriodicJob {
