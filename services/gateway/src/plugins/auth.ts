@@ -292,7 +292,8 @@ async function authPlugin(app: FastifyInstance, options: AuthOptions): Promise<v
   // runs on behalf of the authenticated credential. preHandler runs after preValidation, which entered
   // the request's context again (request-id.ts), so this context nests inside it.
   app.addHook('preHandler', (request, _reply, done) => {
-    const actor = actorOf(request.authenticatedPrincipal ?? request.authenticatedCaller);
+    // Routes registered before this plugin (Swagger UI) have neither decoration: undefined, not null.
+    const actor = actorOf(request.authenticatedPrincipal ?? request.authenticatedCaller ?? null);
     if (actor === undefined) done();
     else runWithActor(actor, done);
   });
