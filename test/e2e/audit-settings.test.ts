@@ -13,7 +13,11 @@ import { createProject, createTask, keyOf } from '../support/fixtures.js';
  */
 const stack = inject('stack');
 const settings = new (loadTasksProto().tasks.v1.SettingsService)(stack.tasksGrpcTarget, grpc.credentials.createInsecure());
-afterAll(() => settings.close());
+const labels = new (loadTasksProto().tasks.v1.LabelsService)(stack.tasksGrpcTarget, grpc.credentials.createInsecure());
+afterAll(() => {
+  settings.close();
+  labels.close();
+});
 
 interface AuditEntry {
   action: string;
@@ -66,5 +70,29 @@ describe('audit of the workspace settings (web app path)', () => {
     // Removing the member unassigned their task: a task change of its own, by the same person.
     expect(one('task.updated', task.id)).toMatchObject({ actor: person, changes: ['assigneeId'] });
     expect(response.body.filter((entry) => entry.action === 'member.role_changed')).toHaveLength(1);
+  });
+
+  it('labels: created, changed (field names), put on a task (task.updated ["labels"]) and deleted, by the person', async () => {
+    const ws = await createWorkspace();
+    const acting = { workspaceId: ws.workspace.id, userId: ws.owner.userId };
+    const as = asPerson(ws.owner.userId);
+    const key = keyOf(ws);
+    const project = await createProject(key);
+    const task = await createTask(key, { projectId: project.id, listId: project.defaultListId });
+    const label = (await callUnary(labels, labels.CreateLabel, { acting, name: 'Urgent', color: '#FF0000' }, as)).label!;
+    await callUnary(labels, labels.UpdateLabel, { acting, id: label.id, color: '#00FF00' }, as);
+    await callUnary(labels, labels.AddTaskLabel, { acting, taskId: task.id, labelId: label.id }, as);
+    // Already on: a no-op, no entry.
+    await callUnary(labels, labels.AddTaskLabel, { acting, taskId: task.id, labelId: label.id }, as);
+    await callUnary(labels, labels.DeleteLabel, { acting, id: label.id }, as);
+
+    const response = await api<AuditEntry[]>('GET', '/v1/audit?limit=200', { credentials: key });
+    expect(response.status, response.text).toBe(200);
+    const person = { type: 'user', id: ws.owner.userId, name: null };
+    const entries = (action: string, id: string) => response.body.filter((entry) => entry.action === action && entry.resource.id === id);
+    expect(entries('label.created', label.id)).toMatchObject([{ actor: person, changes: [] }]);
+    expect(entries('label.updated', label.id)).toMatchObject([{ actor: person, changes: ['color'] }]);
+    expect(entries('label.deleted', label.id)).toMatchObject([{ actor: person }]);
+    expect(entries('task.updated', task.id)).toMatchObject([{ actor: person, changes: ['labels'] }]);
   });
 });

@@ -34,7 +34,7 @@ export const AuditEntry = z
       .meta({ description: 'Who made the change.' }),
     action: z.string().meta({ description: '`<resource>.<verb>`, e.g. `task.created`, `task.updated`, `webhook.secret_rotated`, `member.role_changed`.', examples: ['task.updated'] }),
     resource: z.object({
-      type: z.string().meta({ description: '`project`, `section`, `task`, `comment`, `attachment`, `webhook`, `apiKey`, `member`, `workspace`.' }),
+      type: z.string().meta({ description: '`project`, `section`, `task`, `comment`, `attachment`, `webhook`, `apiKey`, `member`, `label`, `workspace`.' }),
       id: z.string(),
     }),
     changes: z.array(z.string()).meta({ description: 'Names of the fields a change set (never their values); empty for creations and deletions.', examples: [['name', 'statusId']] }),
