@@ -131,3 +131,14 @@ export function kafkaTopicDurability(config: { KAFKA_TOPIC_REPLICATION_FACTOR: n
   }
   return { replicationFactor: config.KAFKA_TOPIC_REPLICATION_FACTOR, minInsyncReplicas: config.KAFKA_TOPIC_MIN_INSYNC_REPLICAS };
 }
+
+/**
+ * The audit trail's settings (audit/), spread into the config.ts of each service that owns audited
+ * things (tasks, attachments, webhooks) and set per service in the Helm values (`<service>.audit`).
+ */
+export const auditEnv = {
+  /** Audit events older than this many days are deleted (default 90). */
+  AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3_650).default(90),
+  /** How often the retention sweep runs; 0 = never. */
+  AUDIT_SWEEP_INTERVAL_MS: env.durationMs(3_600_000),
+};

@@ -1,6 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { GrpcClientMetrics } from './metrics.js';
 import { requestIdInterceptor } from './request-id.js';
+import { actorInterceptor } from './audit/actor.js';
 
 /** A unary client method as inferred from the last overload of a generated client. */
 type UnaryMethod<Req, Res> = (request: Req, callback: grpc.requestCallback<Res>) => grpc.ClientUnaryCall;
@@ -66,10 +67,10 @@ export function isGrpcError(error: unknown): error is grpc.ServiceError {
 
 /**
  * Client options shared by every service: keepalive, the request id of the request being served as
- * `x-request-id` metadata, metrics interceptor, sane message limits.
+ * `x-request-id` metadata, its audit actor as `x-tws-actor-bin`, metrics interceptor, sane message limits.
  */
 export function grpcClientOptions(service: string, metrics?: GrpcClientMetrics): grpc.ClientOptions {
-  const interceptors: grpc.Interceptor[] = [requestIdInterceptor()];
+  const interceptors: grpc.Interceptor[] = [requestIdInterceptor(), actorInterceptor()];
   if (metrics) interceptors.push(metricsInterceptor(service, metrics));
   return {
     'grpc.keepalive_time_ms': 30_000,

@@ -7,6 +7,7 @@ import type { GrpcServerMetrics } from './metrics.js';
 import { observeLatency } from './exemplars.js';
 import { isDatabaseUnavailable } from './db.js';
 import { requestIdFromMetadata, runWithRequestId } from './request-id.js';
+import { actorFromMetadata, runWithActor } from './audit/actor.js';
 
 export type UnaryHandler<Req, Res> = (request: Req, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>;
 
@@ -74,10 +75,13 @@ export function unary<Req, Res>(
   };
   // The caller's request id (x-request-id metadata) is the context of the whole call: every line
   // the handler logs carries it, and every call it makes onwards passes it on (request-id.ts).
+  // So is the caller's actor (x-tws-actor-bin, audit/actor.ts): the audit rows the call writes name it.
   return (call, callback) => {
     const requestId = requestIdFromMetadata(call.metadata);
-    if (requestId === undefined) serve(call, callback);
-    else runWithRequestId(requestId, () => serve(call, callback));
+    const actor = actorFromMetadata(call.metadata);
+    const withActor = actor === undefined ? () => serve(call, callback) : () => runWithActor(actor, () => serve(call, callback));
+    if (requestId === undefined) withActor();
+    else runWithRequestId(requestId, withActor);
   };
 }
 

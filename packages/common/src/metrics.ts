@@ -26,7 +26,19 @@ export interface GrpcClientMetrics {
 
 const latencyBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
+const serverMetricsOf = new WeakMap<Registry, GrpcServerMetrics>();
+
+/** The server metrics of a registry: one set per registry, whoever asks (every service of a process shares it). */
 export function grpcServerMetrics(registry: Registry): GrpcServerMetrics {
+  let metrics = serverMetricsOf.get(registry);
+  if (!metrics) {
+    metrics = createGrpcServerMetrics(registry);
+    serverMetricsOf.set(registry, metrics);
+  }
+  return metrics;
+}
+
+function createGrpcServerMetrics(registry: Registry): GrpcServerMetrics {
   return {
     handled: new Counter({
       name: 'grpc_server_handled_total',

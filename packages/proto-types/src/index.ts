@@ -5,8 +5,9 @@ import * as protoLoader from '@grpc/proto-loader';
 import type { ProtoGrpcType as TasksProto } from './generated/tasks.js';
 import type { ProtoGrpcType as AttachmentsProto } from './generated/attachments.js';
 import type { ProtoGrpcType as WebhooksProto } from './generated/webhooks.js';
+import type { ProtoGrpcType as AuditProto } from './generated/audit.js';
 
-export type { TasksProto, AttachmentsProto, WebhooksProto };
+export type { TasksProto, AttachmentsProto, WebhooksProto, AuditProto };
 
 /** The proto sources; kept beside the package in the repository and in container images. */
 export const protoRoot = fileURLToPath(new URL('../../../proto', import.meta.url));
@@ -40,3 +41,4 @@ function loadPackage<T>(file: string): T {
 export const loadTasksProto = (): TasksProto => loadPackage<TasksProto>('tasks/v1/tasks.proto');
 export const loadAttachmentsProto = (): AttachmentsProto => loadPackage<AttachmentsProto>('attachments/v1/attachments.proto');
 export const loadWebhooksProto = (): WebhooksProto => loadPackage<WebhooksProto>('webhooks/v1/webhooks.proto');
+export const loadAuditProto = (): AuditProto => loadPackage<AuditProto>('audit/v1/audit.proto');

@@ -1,4 +1,6 @@
 import {
+  auditRetention,
+  auditServiceRegistration,
   createPool,
   grpcClientMetrics,
   grpcServerMetrics,
@@ -9,6 +11,7 @@ import {
   type Logger,
 } from '@tws/common';
 import type { Registry } from 'prom-client';
+import { loadAuditProto } from '@tws/proto-types';
 import { attachmentsGrpcService } from './api/attachments-service.js';
 import { connectTasks } from './clients/tasks.js';
 import type { AttachmentsConfig } from './config.js';
@@ -43,8 +46,13 @@ export function buildApp(config: AttachmentsConfig, logger: Logger, registry: Re
     batchSize: config.SWEEP_BATCH_SIZE,
     uploadGraceMs: config.UPLOAD_GRACE_MS,
   });
+  const audit = auditRetention({ pool, retentionDays: config.AUDIT_RETENTION_DAYS, intervalMs: config.AUDIT_SWEEP_INTERVAL_MS, logger: logger.child({ component: 'audit' }) });
+  const serverMetrics = grpcServerMetrics(registry);
   return {
-    grpc: [attachmentsGrpcService(attachments, { logger, metrics: grpcServerMetrics(registry) })],
+    grpc: [
+      attachmentsGrpcService(attachments, { logger, metrics: serverMetrics }),
+      auditServiceRegistration(loadAuditProto().audit.v1.AuditService.service, { pool, logger, metrics: serverMetrics }),
+    ],
     // The bucket must be found once (a wrong bucket or credentials never become ready); after that
     // an S3 outage fails only the calls that touch objects (registration, the sweeper), while lists,
     // upload and download URLs (signed locally) keep working.
@@ -59,8 +67,12 @@ export function buildApp(config: AttachmentsConfig, logger: Logger, registry: Re
     ],
     async start() {
       sweeper.start();
+      audit.start();
     },
-    workers: [{ name: 'sweeper', run: () => sweeper.stop() }],
+    workers: [
+      { name: 'sweeper', run: () => sweeper.stop() },
+      { name: 'audit retention', run: () => audit.stop() },
+    ],
     resources: [
       { name: 'tasks client', run: async () => tasks.close() },
       { name: 'object store client', run: async () => store.close() },

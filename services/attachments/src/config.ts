@@ -1,4 +1,4 @@
-import { backendEnv, ConfigError, env, parseConfig } from '@tws/common';
+import { auditEnv, backendEnv, ConfigError, env, parseConfig } from '@tws/common';
 import { z } from 'zod';
 
 /** The only place the attachments service reads its environment. */
@@ -22,6 +22,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
       SWEEP_INTERVAL_MS: env.durationMs(300_000),
       /** Uploads, and tasks checked for existence, per sweep. */
       SWEEP_BATCH_SIZE: env.count(200),
+      /** AUDIT_RETENTION_DAYS (default 90) and AUDIT_SWEEP_INTERVAL_MS of the audit trail. */
+      ...auditEnv,
       /**
        * How long after its upload URL expired an unregistered upload is removed; covers a PUT that
        * started just before expiry and clock skew between this service and the object store.

@@ -1,4 +1,5 @@
 import {
+  auditRetention,
   createPool,
   grpcServerMetrics,
   kafkaProduceMetrics,
@@ -90,6 +91,7 @@ export function buildApp(config: TasksConfig, logger: Logger, registry: Registry
   });
   const revocations = revocationFeed(config, logger, registry, pool);
   const sweeper = idempotencySweeper({ pool, intervalMs: config.IDEMPOTENCY_SWEEP_INTERVAL_MS, logger: logger.child({ component: 'idempotency' }) });
+  const audit = auditRetention({ pool, retentionDays: config.AUDIT_RETENTION_DAYS, intervalMs: config.AUDIT_SWEEP_INTERVAL_MS, logger: logger.child({ component: 'audit' }) });
   return {
     grpc: buildGrpcServices({
       pool,
@@ -105,6 +107,7 @@ export function buildApp(config: TasksConfig, logger: Logger, registry: Registry
       relay.start();
       revocations.listener.start();
       sweeper.start();
+      audit.start();
     },
     // Streams never finish by themselves: end them first, so the gRPC drain does not wait for them.
     draining: [{ name: 'revocation streams', run: async () => revocations.hub.closeAll('this tasks replica is shutting down; reconnect') }],
@@ -112,6 +115,7 @@ export function buildApp(config: TasksConfig, logger: Logger, registry: Registry
       { name: 'outbox relay', run: () => relay.stop() },
       { name: 'revocation listener', run: () => revocations.listener.stop() },
       { name: 'idempotency key sweep', run: () => sweeper.stop() },
+      { name: 'audit retention', run: () => audit.stop() },
     ],
     resources: [{ name: 'postgres pool', run: () => pool.end() }],
   };

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { backendEnv, checkKafkaSasl, env, kafkaConnectionEnv, parseConfig } from '@tws/common';
+import { auditEnv, backendEnv, checkKafkaSasl, env, kafkaConnectionEnv, parseConfig } from '@tws/common';
 
 /** The only place the tasks service reads its environment. */
 export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
@@ -34,6 +34,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
       IDEMPOTENCY_LOCK_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(60 * 60 * 1000).default(60_000),
       /** How often expired Idempotency-Key rows are deleted; 0 = never (they still count as absent). */
       IDEMPOTENCY_SWEEP_INTERVAL_MS: env.durationMs(60_000),
+      /** AUDIT_RETENTION_DAYS (default 90) and AUDIT_SWEEP_INTERVAL_MS of the audit trail. */
+      ...auditEnv,
     },
     source,
   );

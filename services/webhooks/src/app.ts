@@ -1,6 +1,18 @@
-import { createKafka, createPool, kafkaProduceMetrics, kafkaReachableGauge, kafkaSecurity, postgresReadiness, type BackendApp, type Logger } from '@tws/common';
+import {
+  auditRetention,
+  auditServiceRegistration,
+  createKafka,
+  createPool,
+  grpcServerMetrics,
+  kafkaProduceMetrics, kafkaReachableGauge,
+  kafkaSecurity,
+  postgresReadiness,
+  type BackendApp,
+  type Logger,
+} from '@tws/common';
 import { redeliveryTopic, retryTopics, taskEventsTopic, webhookConsumerGroups as consumerGroups } from '@tws/contracts';
 import { Partitioners } from 'kafkajs';
+import { loadAuditProto } from '@tws/proto-types';
 import type { Registry } from 'prom-client';
 import { webhooksService } from './api/webhooks-service.js';
 import { HostVetter } from './clients/host-vetting.js';
@@ -116,6 +128,7 @@ export function buildApp(config: WebhooksConfig, logger: Logger, registry: Regis
     fetchMaxWaitMs: 500,
   });
   const retention = deliveryLogRetention({ store: new RetentionStore(pool), retentionDays: config.WEBHOOK_LOG_RETENTION_DAYS, logger });
+  const audit = auditRetention({ pool, retentionDays: config.AUDIT_RETENTION_DAYS, intervalMs: config.AUDIT_SWEEP_INTERVAL_MS, logger: logger.child({ component: 'audit' }) });
   // In-flight attempts get their full time-out plus time to record and hand off.
   const drainMs = config.WEBHOOK_TIMEOUT_MS + 3_000;
 
@@ -128,6 +141,7 @@ export function buildApp(config: WebhooksConfig, logger: Logger, registry: Regis
   return {
     grpc: [
       webhooksService({ endpoints, deliveries, vetter, secrets, producer: handoff, metrics, registry, logger, onDeleted: (id) => deleted.add(id) }),
+      auditServiceRegistration(loadAuditProto().audit.v1.AuditService.service, { pool, logger, metrics: grpcServerMetrics(registry) }),
     ],
     readiness: [postgresReadiness(pool)],
     async start() {
@@ -138,6 +152,7 @@ export function buildApp(config: WebhooksConfig, logger: Logger, registry: Regis
       await eventsConsumer.start();
       await scheduledConsumer.start();
       retention.start();
+      audit.start();
       upkeep.start();
     },
     workers: [
@@ -150,6 +165,7 @@ export function buildApp(config: WebhooksConfig, logger: Logger, registry: Regis
         },
       },
       { name: 'delivery log retention', run: () => retention.stop() },
+      { name: 'audit retention', run: () => audit.stop() },
       { name: 'endpoint health and secret upkeep', run: () => upkeep.stop() },
       { name: 'kafka producer', run: () => producer.disconnect() },
       { name: 'webhook connection pools', run: () => sender.close() },

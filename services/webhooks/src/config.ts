@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { backendEnv, checkKafkaSasl, env, kafkaConnectionEnv, parseConfig } from '@tws/common';
+import { auditEnv, backendEnv, checkKafkaSasl, env, kafkaConnectionEnv, parseConfig } from '@tws/common';
 import { parseCidrList } from './clients/address-guard.js';
 import { parseRetryDelays } from './domain/retry/schedule.js';
 
@@ -109,6 +109,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
       WEBHOOK_MAX_PENDING_DELIVERIES: env.count(2_000),
       /** Finished deliveries (and their attempts) are kept this many days in the delivery log. */
       WEBHOOK_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+      /** AUDIT_RETENTION_DAYS (default 90) and AUDIT_SWEEP_INTERVAL_MS of the audit trail. */
+      ...auditEnv,
       /**
        * An endpoint whose every attempt failed for this long is disabled (no new deliveries; its pending
        * ones are cancelled) until re-enabled with PATCH. 0 = never. Default 3 days.

@@ -186,6 +186,12 @@ command does not preload tracing).
 - name: WEBHOOK_AUTO_DISABLE_AFTER_SECONDS
   value: {{ $values.autoDisableAfterSeconds | int64 | quote }}
 {{- end }}
+{{- if has $component (list "tasks" "attachments" "webhooks") }}
+- name: AUDIT_RETENTION_DAYS
+  value: {{ $values.audit.retentionDays | int64 | quote }}
+- name: AUDIT_SWEEP_INTERVAL_MS
+  value: {{ $values.audit.sweepIntervalMs | int64 | quote }}
+{{- end }}
 {{- with $values.extraEnv }}
 {{ toYaml . }}
 {{- end }}

@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { DomainError, invalid, notFound, type Logger, type Pool } from '@tws/common';
+import { DomainError, invalid, notFound, recordAudit, type Logger, type Pool } from '@tws/common';
 import type { TasksPort } from '../clients/tasks.js';
 import type { AttachmentMetrics } from '../metrics.js';
 import type { ObjectStore } from '../store/object-store.js';
@@ -107,6 +107,9 @@ export function attachmentsDomain(deps: AttachmentsDeps) {
           downloadToken: randomBytes(32).toString('base64url'),
           objectKey,
         });
+        if (inserted.created) {
+          await recordAudit(client, { workspaceId, action: 'attachment.created', resourceType: 'attachment', resourceId: uploadId });
+        }
         return { ...inserted, upload };
       });
       if (!outcome.created) return repeated(outcome.record, taskId);

@@ -1,4 +1,4 @@
-import { inTransaction, isPgError, pgErrorCodes, type Pool, type PoolClient, type Queryable } from '@tws/common';
+import { inTransaction, isPgError, pgErrorCodes, recordAudit, type Pool, type PoolClient, type Queryable } from '@tws/common';
 import { z } from 'zod';
 import { attachmentKeyOf } from '../domain/keys.js';
 
@@ -186,6 +186,10 @@ export async function deleteTaskAttachments(
       [workspaceId, taskId],
     );
     if (deleted.rows.length === 0) return 0;
+    await recordAudit(
+      client,
+      ...deleted.rows.map((row) => ({ workspaceId, action: 'attachment.deleted', resourceType: 'attachment', resourceId: row.id })),
+    );
     const revoked = await client.query<{ object_key: string }>(
       `UPDATE uploads SET revoked_at = now() WHERE id = ANY($1::uuid[]) RETURNING object_key`,
       [deleted.rows.map((row) => row.id)],

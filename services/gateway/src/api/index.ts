@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import attachmentContentRoute from './attachments/content.js';
 import attachmentRoutes, { type AttachmentRoutesOptions } from './attachments/index.js';
+import auditRoutes from './audit/index.js';
 import commentRoutes from './comments/index.js';
 import projectRoutes from './projects/index.js';
 import sectionRoutes from './sections/index.js';
@@ -30,6 +31,7 @@ const api: FastifyPluginAsyncZod<ApiOptions> = async (app, options) => {
   await app.register(attachmentRoutes, { publicBaseUrl: options.publicBaseUrl });
   await app.register(webhookRoutes);
   await app.register(attachmentContentRoute);
+  await app.register(auditRoutes, { publicBaseUrl: options.publicBaseUrl });
 };
 
 export default api;

@@ -1,6 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { grpcClientOptions, grpcHealthChecker, unaryApi, type GrpcClientMetrics, type ReadinessCheck, type UnaryApi } from '@tws/common';
-import { loadAttachmentsProto, loadTasksProto, loadWebhooksProto } from '@tws/proto-types';
+import { loadAttachmentsProto, loadAuditProto, loadTasksProto, loadWebhooksProto } from '@tws/proto-types';
+import type { AuditServiceClient } from '@tws/proto-types/generated/audit/v1/AuditService';
 import type { AttachmentsServiceClient } from '@tws/proto-types/generated/attachments/v1/AttachmentsService';
 import type { IdempotencyServiceClient } from '@tws/proto-types/generated/tasks/v1/IdempotencyService';
 import type { RateLimitServiceClient } from '@tws/proto-types/generated/tasks/v1/RateLimitService';
@@ -45,6 +46,10 @@ export type RevocationsApi = UnaryApi<RevocationServiceClient, (typeof revocatio
 const rateLimitRpcs = ['SyncRateLimits'] as const;
 export type RateLimitsApi = UnaryApi<RateLimitServiceClient, (typeof rateLimitRpcs)[number]>;
 
+/** audit.v1.AuditService, which tasks, attachments and webhooks each implement over their own rows (GET /v1/audit). */
+const auditRpcs = ['ListAudit'] as const;
+export type AuditApi = UnaryApi<AuditServiceClient, (typeof auditRpcs)[number]>;
+
 /** Promise-returning TasksService calls with the gateway's deadline: `await tasks.GetWorkspace({ … })`. */
 export type TasksApi = UnaryApi<TasksServiceClient, (typeof tasksRpcs)[number]>;
 /** Promise-returning AttachmentsService calls with the gateway's deadline. */
@@ -72,6 +77,8 @@ export interface Backends {
   idempotency: IdempotencyApi;
   /** tasks.v1.RateLimitService (the buckets every gateway replica shares). */
   rateLimits: RateLimitsApi;
+  /** The audit trail of each service that writes one (same targets, own clients). */
+  audit: { tasks: AuditApi; attachments: AuditApi; webhooks: AuditApi };
   /** grpc.health.v1 check of each backend (reported by /readyz, not required by it). */
   health: ReadinessCheck[];
   /** Closes the channels and the health checkers. */
@@ -101,6 +108,12 @@ export function connectBackends(config: GatewayConfig, metrics: GrpcClientMetric
     options('attachments.v1.AttachmentsService'),
   );
   const webhooks = new (loadWebhooksProto().webhooks.v1.WebhooksService)(config.WEBHOOKS_GRPC_TARGET, insecure, options('webhooks.v1.WebhooksService'));
+  const Audit = loadAuditProto().audit.v1.AuditService;
+  const auditClients = {
+    tasks: new Audit(config.TASKS_GRPC_TARGET, insecure, options('audit.v1.AuditService')),
+    attachments: new Audit(config.ATTACHMENTS_GRPC_TARGET, insecure, options('audit.v1.AuditService')),
+    webhooks: new Audit(config.WEBHOOKS_GRPC_TARGET, insecure, options('audit.v1.AuditService')),
+  };
   const peers = {
     tasks: config.TASKS_GRPC_TARGET,
     attachments: config.ATTACHMENTS_GRPC_TARGET,
@@ -116,6 +129,11 @@ export function connectBackends(config: GatewayConfig, metrics: GrpcClientMetric
     revocations: unaryApi(revocations, revocationRpcs, deadlineMs),
     idempotency: unaryApi(idempotency, idempotencyRpcs, deadlineMs),
     rateLimits: unaryApi(rateLimits, rateLimitRpcs, deadlineMs),
+    audit: {
+      tasks: unaryApi(auditClients.tasks, auditRpcs, deadlineMs),
+      attachments: unaryApi(auditClients.attachments, auditRpcs, deadlineMs),
+      webhooks: unaryApi(auditClients.webhooks, auditRpcs, deadlineMs),
+    },
     health: healthCheckers.map(({ name, checker }) => ({ name: `${name} service`, check: () => checker.check() })),
     close() {
       tasks.close();
@@ -124,6 +142,7 @@ export function connectBackends(config: GatewayConfig, metrics: GrpcClientMetric
       rateLimits.close();
       attachments.close();
       webhooks.close();
+      for (const client of Object.values(auditClients)) client.close();
       for (const { checker } of healthCheckers) checker.close();
     },
   };

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { runWithActor, type AuditActor } from '@tws/common';
 import { ApiKeyAuthenticator, credentialHash } from '../domain/auth/api-keys.js';
 import { createTokenVerifier, TokenRejected, type TokenVerifier } from '../domain/auth/jwt.js';
 import { MembershipChecker } from '../domain/auth/memberships.js';
@@ -287,6 +288,16 @@ async function authPlugin(app: FastifyInstance, options: AuthOptions): Promise<v
     if (apiKeyOnly !== undefined && principal.kind !== 'apiKey') throw new HttpError(403, apiKeyOnly);
   }
 
+  // The audit actor (packages/common audit/actor.ts): the handler, and every backend call it makes,
+  // runs on behalf of the authenticated credential. preHandler runs after preValidation, which entered
+  // the request's context again (request-id.ts), so this context nests inside it.
+  app.addHook('preHandler', (request, _reply, done) => {
+    // Routes registered before this plugin (Swagger UI) have neither decoration: undefined, not null.
+    const actor = actorOf(request.authenticatedPrincipal ?? request.authenticatedCaller ?? null);
+    if (actor === undefined) done();
+    else runWithActor(actor, done);
+  });
+
   // The policy is the route's own (`config.auth`), read once when the route is added.
   app.addHook('onRoute', (route) => {
     const policy = route.config?.auth;
@@ -298,6 +309,12 @@ async function authPlugin(app: FastifyInstance, options: AuthOptions): Promise<v
     const apiKeyOnly = policy === true ? undefined : policy.apiKeyOnly;
     prependOnRequest(route, async (request) => authenticate(request, apiKeyOnly));
   });
+}
+
+/** Who the audit trail names for a credential: the API key (id and name) or the person (id; the name is the web app's to know). */
+export function actorOf(caller: Principal | Caller | null): AuditActor | undefined {
+  if (caller === null) return undefined;
+  return caller.kind === 'apiKey' ? { type: 'apiKey', id: caller.apiKeyId, name: caller.apiKeyName.slice(0, 200) } : { type: 'user', id: caller.userId, name: null };
 }
 
 export default fp(authPlugin, { name: 'auth', dependencies: ['errors', 'rate-limit', 'backends', 'revocations'] });

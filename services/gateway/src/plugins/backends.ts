@@ -4,6 +4,7 @@ import type { GrpcClientMetrics, ReadinessCheck } from '@tws/common';
 import {
   connectBackends,
   type AttachmentsApi,
+  type AuditApi,
   type IdempotencyApi,
   type RateLimitsApi,
   type RevocationsApi,
@@ -35,6 +36,8 @@ declare module 'fastify' {
     attachmentsApi: AttachmentsApi;
     /** The webhooks service, promisified, with the configured deadline (GRPC_DEADLINE_MS). */
     webhooksApi: WebhooksApi;
+    /** audit.v1.AuditService of tasks, attachments and webhooks (GET /v1/audit merges them). */
+    auditApis: { tasks: AuditApi; attachments: AuditApi; webhooks: AuditApi };
     /** grpc.health.v1 checks of the backends: reported by /readyz, never a reason to be unready. */
     backendChecks: ReadinessCheck[];
   }
@@ -60,6 +63,7 @@ async function backendsPlugin(app: FastifyInstance, options: BackendsOptions): P
   app.decorate('idempotencyApi', backends.idempotency);
   app.decorate('attachmentsApi', backends.attachments);
   app.decorate('webhooksApi', backends.webhooks);
+  app.decorate('auditApis', backends.audit);
   app.decorate('backendChecks', backends.health);
   app.addHook('onClose', async () => backends.close());
 }

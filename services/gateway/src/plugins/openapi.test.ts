@@ -40,6 +40,7 @@ const expectedOperations = [
   'post /v1/tasks/{id}/attachments',
   'get /v1/tasks/{id}/attachments',
   'get /v1/attachments/{id}/content',
+  'get /v1/audit',
   'post /v1/webhooks',
   'get /v1/webhooks',
   'delete /v1/webhooks/{id}',

@@ -1,5 +1,5 @@
-import type { GrpcServerMetrics, GrpcServiceRegistration, Logger, Pool } from '@tws/common';
-import { loadTasksProto } from '@tws/proto-types';
+import { auditServiceRegistration, type GrpcServerMetrics, type GrpcServiceRegistration, type Logger, type Pool } from '@tws/common';
+import { loadAuditProto, loadTasksProto } from '@tws/proto-types';
 import type { RevocationHub } from '../domain/revocation-hub.js';
 import type { Revocations } from '../domain/revocation-publisher.js';
 import type { IdempotencySettings } from '../domain/idempotency.js';
@@ -39,5 +39,7 @@ export function buildGrpcServices(deps: {
       definition: proto.RevocationService.service,
       implementation: revocationServiceHandlers({ hub: deps.revocationHub, logger: deps.logger, metrics: deps.metrics, pool: deps.pool, revocations: deps.revocations }),
     },
+    // The audit events of the things this service owns (projects … members), for GET /v1/audit.
+    auditServiceRegistration(loadAuditProto().audit.v1.AuditService.service, { pool: deps.pool, logger: deps.logger, metrics: deps.metrics }),
   ];
 }

@@ -1,4 +1,4 @@
-import { DomainError, forbidden, inTransaction, invalid, isPgError, notFound, pgErrorCodes, type Pool, type Queryable } from '@tws/common';
+import { DomainError, forbidden, inTransaction, invalid, isPgError, notFound, pgErrorCodes, recordAudit, type Pool, type Queryable } from '@tws/common';
 import * as store from '../store/labels.js';
 import { readTasksForChange } from '../store/task-changes.js';
 import { getMember } from '../store/workspaces.js';
@@ -89,7 +89,9 @@ export async function createLabel(pool: Pool, acting: ActingPerson, input: { nam
       if (count >= labelBounds.perWorkspace) {
         throw new DomainError('failed_precondition', `a workspace has at most ${labelBounds.perWorkspace} labels`);
       }
-      return store.insertLabel(db, workspaceId, name, color);
+      const label = await store.insertLabel(db, workspaceId, name, color);
+      await recordAudit(db, { workspaceId, action: 'label.created', resourceType: 'label', resourceId: label.id });
+      return label;
     });
   } catch (error) {
     if (isPgError(error, pgErrorCodes.uniqueViolation)) throw alreadyExists();
@@ -118,6 +120,8 @@ export async function updateLabel(
       if (nextName === current.name && nextColor.toUpperCase() === current.color.toUpperCase()) return { label: current, tasksUpdated: 0 };
       const tasks = await store.lockTasksCarrying(db, workspaceId, labelId);
       const label = await store.updateLabel(db, labelId, nextName, nextColor);
+      const changes = [...(nextName !== current.name ? ['name'] : []), ...(nextColor.toUpperCase() !== current.color.toUpperCase() ? ['color'] : [])];
+      await recordAudit(db, { workspaceId, action: 'label.updated', resourceType: 'label', resourceId: labelId.toLowerCase(), changes });
       await emitTaskUpdated(db, workspaceId, tasks);
       return { label, tasksUpdated: tasks.length };
     });
@@ -135,6 +139,7 @@ export async function deleteLabel(pool: Pool, acting: ActingPerson, id: string):
     if (!(await store.lockLabel(db, workspaceId, labelId, 'update'))) throw notFound('label not found');
     const tasks = await store.lockTasksCarrying(db, workspaceId, labelId);
     await store.deleteLabel(db, labelId);
+    await recordAudit(db, { workspaceId, action: 'label.deleted', resourceType: 'label', resourceId: labelId.toLowerCase() });
     await emitTaskUpdated(db, workspaceId, tasks);
     return { tasksUpdated: tasks.length };
   });
@@ -174,6 +179,7 @@ export async function changeTaskLabel(
       await store.deleteTaskLabel(db, taskId, labelId);
       changed = true;
     }
+    if (changed) await recordAudit(db, { workspaceId, action: 'task.updated', resourceType: 'task', resourceId: taskId.toLowerCase(), changes: ['labels'] });
     const [after] = changed ? await emitTaskUpdated(db, workspaceId, [taskId]) : await readTasks(db, workspaceId, [taskId]);
     return { changed, taskNumber: task.number, taskPrefix: task.prefix, labels: after?.labels ?? [] };
   });

@@ -1,4 +1,4 @@
-import { DomainError, forbidden, notFound, type Pool, type Queryable } from '@tws/common';
+import { auditRecord, DomainError, forbidden, notFound, recordAudit, type Pool, type Queryable } from '@tws/common';
 import {
   countOwners,
   deleteMember,
@@ -108,6 +108,7 @@ export async function changeMemberRole(
     if (role !== 'owner') await keepAnOwner(db, workspaceId, target.member);
     await updateMemberRole(db, workspaceId, targetId, role);
     if (role === 'guest') revokedApiKeys = await revokeMemberApiKeys(db, workspaceId, targetId);
+    await recordAudit(db, { workspaceId, action: 'member.role_changed', resourceType: 'member', resourceId: targetId.toLowerCase(), changes: ['role'] });
     changed = { ...target, member: { ...target.member, role } };
   });
   return { member: changed!, revokedApiKeys, confirmation };
@@ -127,7 +128,8 @@ async function unassignTasks(db: Queryable, workspaceId: string, userId: string)
       });
       const { eventId, event, requestId, traceparent } = buildTaskEvent(plan.event ?? 'task.updated', { ...task, assigneeId: null });
       const change = { name: task.name, sectionId: task.listId, position: task.order, isCompleted: task.isCompleted, statusId: task.statusId, assigneeId: null, description: null };
-      return { id: task.id, workspaceId, version: read.version, change, eventId, event, requestId, traceparent };
+      const audit = auditRecord({ workspaceId, action: 'task.updated', resourceType: 'task', resourceId: task.id, changes: ['assigneeId'] });
+      return { id: task.id, workspaceId, version: read.version, change, eventId, event, requestId, traceparent, audit };
     });
     const written = await writeTaskChanges(db, writes);
     // The rows are locked by this transaction: a write can only fail if something is badly wrong.
@@ -153,6 +155,7 @@ export async function removeMember(
     await keepAnOwner(db, workspaceId, target.member);
     unassignedTasks = await unassignTasks(db, workspaceId, targetId);
     if (!(await deleteMember(db, workspaceId, targetId))) throw notFound('member not found');
+    await recordAudit(db, { workspaceId, action: 'member.removed', resourceType: 'member', resourceId: targetId.toLowerCase() });
   });
   return { unassignedTasks, confirmation };
 }

@@ -1,4 +1,4 @@
-import { DomainError, forbidden, inTransaction, invalid, notFound, type Pool, type Queryable } from '@tws/common';
+import { DomainError, forbidden, inTransaction, invalid, notFound, recordAudit, type Pool, type Queryable } from '@tws/common';
 import {
   getProject as getProjectRow,
   getSection as getSectionRow,
@@ -56,6 +56,7 @@ export async function createProject(
     const taskPrefix = firstFreePrefix(base, await prefixesLike(db, workspaceId, base));
     const id = await insertProject(db, { workspaceId, name, description, taskPrefix });
     const defaultListId = await insertSectionAtEnd(db, { workspaceId, projectId: id, name: defaultSectionName });
+    await recordAudit(db, { workspaceId, action: 'project.created', resourceType: 'project', resourceId: id });
     return { id, defaultListId };
   });
 }
@@ -92,7 +93,7 @@ export const sectionTagOf = (section: Pick<Section, 'version'>): string => rowTa
  * the writing statement), else ABORTED and nothing written. Returns its entity tag afterwards.
  */
 export async function updateProject(
-  pool: Queryable,
+  pool: Pool,
   input: {
     workspaceId: string;
     id: string;
@@ -113,7 +114,13 @@ export async function updateProject(
   else if (input.description !== undefined) changes.description = optionalDescription(input.description) ?? null;
   if (Object.keys(changes).length === 0) throw invalid('no fields to update');
   const versions = conditionOf('project', input.ifMatch);
-  const version = await updateProjectRow(pool, workspaceId, id, changes, versions);
+  const version = await inTransaction(pool, async (db) => {
+    const written = await updateProjectRow(db, workspaceId, id, changes, versions);
+    if (written !== null) {
+      await recordAudit(db, { workspaceId, action: 'project.updated', resourceType: 'project', resourceId: id.toLowerCase(), changes: Object.keys(changes) });
+    }
+    return written;
+  });
   if (version === null) {
     if (versions === null) throw notFound('project not found');
     return notWritten(() => projectExists(pool, workspaceId, id), 'project');
@@ -139,20 +146,26 @@ export async function createSection(
   const name = requiredText(input.name, 'name', 200);
   return inTransaction(pool, async (db) => {
     if (!(await lockProject(db, workspaceId, projectId))) throw notFound('project not found');
-    return { id: await insertSectionAtEnd(db, { workspaceId, projectId, name }) };
+    const id = await insertSectionAtEnd(db, { workspaceId, projectId, name });
+    await recordAudit(db, { workspaceId, action: 'section.created', resourceType: 'section', resourceId: id });
+    return { id };
   });
 }
 
 /** Renames a section; `ifMatch` as for {@link updateProject}. */
 export async function updateSection(
-  pool: Queryable,
+  pool: Pool,
   input: { workspaceId: string; id: string; name: string; ifMatch?: readonly string[] | undefined },
 ): Promise<Section> {
   const workspaceId = pathId(input.workspaceId, 'workspace');
   const id = pathId(input.id, 'section');
   const name = requiredText(input.name, 'name', 200);
   const versions = conditionOf('section', input.ifMatch);
-  const section = await updateSectionName(pool, workspaceId, id, name, versions);
+  const section = await inTransaction(pool, async (db) => {
+    const written = await updateSectionName(db, workspaceId, id, name, versions);
+    if (written) await recordAudit(db, { workspaceId, action: 'section.updated', resourceType: 'section', resourceId: written.id, changes: ['name'] });
+    return written;
+  });
   if (section) return section;
   if (versions === null) throw notFound('section not found');
   return notWritten(() => sectionExists(pool, workspaceId, id), 'section');

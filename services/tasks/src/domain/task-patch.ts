@@ -1,4 +1,4 @@
-import { DomainError, entityTagOf, inTransaction, invalid, notFound, type Pool, type Queryable } from '@tws/common';
+import { auditRecord, DomainError, entityTagOf, inTransaction, invalid, notFound, type Pool, type Queryable } from '@tws/common';
 import { lockSection } from '../store/projects.js';
 import { readTaskForChange, writeTaskChange, type ChangeReferences, type TaskForChange, type TaskWrite } from '../store/task-changes.js';
 import { renderTasks } from '../store/task-json.js';
@@ -127,6 +127,7 @@ async function applyChange(
     event,
     requestId,
     traceparent,
+    audit: auditRecord({ workspaceId: updated.workspaceId, action: 'task.updated', resourceType: 'task', resourceId: updated.id, changes: plan.changed }),
   });
   if (written === null) return null;
   // The write set updated_at in Postgres: answer the time it wrote, as GET /v1/tasks/:id will show it.

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DomainError, forbidden, invalid, isPgError, notFound, pgErrorCodes, type Pool, type Queryable } from '@tws/common';
+import { auditRecord, DomainError, forbidden, inTransaction, invalid, isPgError, notFound, pgErrorCodes, recordAudit, type Pool, type Queryable } from '@tws/common';
 import { getApiKeyName } from '../store/api-keys.js';
 import { projectExists, sectionInProject } from '../store/projects.js';
 import {
@@ -64,7 +64,17 @@ export async function createTask(
   const created = await createInBatch(
     pool,
     { workspaceId, projectId, sectionId: draft.listId },
-    { id: draft.id, name, assigneeId: draft.assigneeId, createdAt, eventId, event, requestId, traceparent },
+    {
+      id: draft.id,
+      name,
+      assigneeId: draft.assigneeId,
+      createdAt,
+      eventId,
+      event,
+      requestId,
+      traceparent,
+      audit: auditRecord({ workspaceId, action: 'task.created', resourceType: 'task', resourceId: draft.id }),
+    },
   );
   switch (created.outcome) {
     case 'created':
@@ -80,16 +90,21 @@ export async function createTask(
   }
 }
 
-/** Deletes a task and its comments and frees its plan slot; emits no event. */
-export async function deleteTask(pool: Queryable, workspaceId: string, id: string): Promise<void> {
-  if (!(await deleteTaskRow(pool, pathId(workspaceId, 'workspace'), pathId(id, 'task')))) throw notFound('task not found');
+/** Deletes a task and its comments and frees its plan slot; emits no event; audited. */
+export async function deleteTask(pool: Pool, workspaceId: string, id: string): Promise<void> {
+  const ws = pathId(workspaceId, 'workspace');
+  const taskId = pathId(id, 'task');
+  await inTransaction(pool, async (db) => {
+    if (!(await deleteTaskRow(db, ws, taskId))) throw notFound('task not found');
+    await recordAudit(db, { workspaceId: ws, action: 'task.deleted', resourceType: 'task', resourceId: taskId.toLowerCase() });
+  });
 }
 
 export type Actor = { apiKeyId: string } | { userId: string };
 
 /** A comment (markdown → rich text) attributed to the API key's name or the member's name. */
 export async function createComment(
-  pool: Queryable,
+  pool: Pool,
   input: { workspaceId: string; taskId: string; text: string; actor: Actor | undefined },
 ): Promise<{ id: string }> {
   const workspaceId = pathId(input.workspaceId, 'workspace');
@@ -110,15 +125,18 @@ export async function createComment(
     author = { apiKeyId: null, userId: member.userId, name: member.name };
   }
   try {
-    const id = await insertComment(pool, {
-      workspaceId,
-      taskId,
-      body,
-      authorApiKeyId: author.apiKeyId,
-      authorUserId: author.userId,
-      authorName: author.name,
+    return await inTransaction(pool, async (db) => {
+      const id = await insertComment(db, {
+        workspaceId,
+        taskId,
+        body,
+        authorApiKeyId: author.apiKeyId,
+        authorUserId: author.userId,
+        authorName: author.name,
+      });
+      await recordAudit(db, { workspaceId, action: 'comment.created', resourceType: 'comment', resourceId: id });
+      return { id };
     });
-    return { id };
   } catch (error) {
     // The task was deleted between the check and the insert.
     if (isPgError(error, pgErrorCodes.foreignKeyViolation)) throw notFound('task not found');
@@ -126,6 +144,11 @@ export async function createComment(
   }
 }
 
-export async function deleteComment(pool: Queryable, workspaceId: string, id: string): Promise<void> {
-  if (!(await deleteCommentRow(pool, pathId(workspaceId, 'workspace'), pathId(id, 'comment')))) throw notFound('comment not found');
+export async function deleteComment(pool: Pool, workspaceId: string, id: string): Promise<void> {
+  const ws = pathId(workspaceId, 'workspace');
+  const commentId = pathId(id, 'comment');
+  await inTransaction(pool, async (db) => {
+    if (!(await deleteCommentRow(db, ws, commentId))) throw notFound('comment not found');
+    await recordAudit(db, { workspaceId: ws, action: 'comment.deleted', resourceType: 'comment', resourceId: commentId.toLowerCase() });
+  });
 }

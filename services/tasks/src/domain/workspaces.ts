@@ -1,4 +1,4 @@
-import { DomainError, forbidden, inTransaction, invalid, notFound, type Pool, type Queryable } from '@tws/common';
+import { DomainError, forbidden, inTransaction, invalid, notFound, recordAudit, type Pool, type Queryable } from '@tws/common';
 import { z } from 'zod';
 import { countLiveApiKeys, findApiKeyByHash, insertApiKey, lockApiKeyOwner, revokeApiKey as revokeApiKeyRow } from '../store/api-keys.js';
 import {
@@ -134,6 +134,12 @@ export async function createWorkspace(
     await insertStatuses(db, workspace.id, defaultStatuses);
     const apiKey = await issueKey(db, workspace.id, userId, 'Default key');
     const owner = await getMember(db, workspace.id, userId);
+    await recordAudit(
+      db,
+      { workspaceId: workspace.id, action: 'workspace.created', resourceType: 'workspace', resourceId: workspace.id },
+      { workspaceId: workspace.id, action: 'member.added', resourceType: 'member', resourceId: userId, changes: ['role'] },
+      { workspaceId: workspace.id, action: 'apiKey.created', resourceType: 'apiKey', resourceId: apiKey.id },
+    );
     return { workspace, owner: owner!, apiKey };
   });
 }
@@ -158,6 +164,7 @@ export async function addMember(
     if (!(await insertMember(db, workspaceId, userId, input.role))) {
       throw new DomainError('already_exists', 'user is already a member of this workspace');
     }
+    await recordAudit(db, { workspaceId, action: 'member.added', resourceType: 'member', resourceId: userId, changes: ['role'] });
     return (await getMember(db, workspaceId, userId))!;
   });
 }
@@ -181,7 +188,9 @@ export async function createApiKey(
     if ((await countLiveApiKeys(db, workspaceId, member.userId)) >= maxLiveKeysPerMember) {
       throw new DomainError('failed_precondition', `a member can hold at most ${maxLiveKeysPerMember} live API keys; revoke one first`);
     }
-    return issueKey(db, workspaceId, member.userId, name);
+    const issued = await issueKey(db, workspaceId, member.userId, name);
+    await recordAudit(db, { workspaceId, action: 'apiKey.created', resourceType: 'apiKey', resourceId: issued.id });
+    return issued;
   });
 }
 
@@ -212,5 +221,6 @@ export async function revokeApiKey(
       if (member.role !== 'owner' && createdBy !== member.userId) throw forbidden('members can revoke only the API keys they created');
     }
     if (!(await revokeApiKeyRow(db, workspace, key))) throw notFound('API key not found');
+    await recordAudit(db, { workspaceId: workspace, action: 'apiKey.revoked', resourceType: 'apiKey', resourceId: key.toLowerCase() });
   });
 }

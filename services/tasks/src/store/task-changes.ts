@@ -2,7 +2,7 @@ import type { RichTextNodes, SystemType, Task } from '../domain/model.js';
 import { singleTaskJsonOfT } from './task-json.js';
 import { taskColumns, taskOfRow, type TaskRow } from './task-row.js';
 import type { TaskEvent } from '@tws/contracts';
-import type { Queryable } from '@tws/common';
+import { auditInsertSql, auditRecordJson, type AuditRecord, type Queryable } from '@tws/common';
 
 /** A task as read for a PATCH, with what the PATCH refers to resolved in the same statement. */
 export interface TaskForChange {
@@ -133,6 +133,8 @@ export interface TaskWrite {
   requestId: string | null;
   /** The trace context of the call that made it (migration 016), when traced. */
   traceparent: string | null;
+  /** Its audit row (migration 017), written by the same statement when the task is written. */
+  audit: AuditRecord;
 }
 
 /** The new description as JSON text (null: cleared or unchanged). */
@@ -159,7 +161,8 @@ export async function writeTaskChange(db: Queryable, write: TaskWrite): Promise<
            events AS (
              INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, workspace_id, created_at, request_id, traceparent)
              SELECT $11, 'task', changed.id::text, $12, $13::jsonb, $14, $15, $16, $17 FROM changed
-           )
+           ),
+           audit AS (${auditInsertSql('$18::jsonb', 'changed')})
            SELECT json FROM changed`,
     values: [
       write.id,
@@ -179,6 +182,7 @@ export async function writeTaskChange(db: Queryable, write: TaskWrite): Promise<
       event.createdAt,
       write.requestId,
       write.traceparent,
+      auditRecordJson(write.audit),
     ],
   });
   return rows[0]?.json ?? null;
@@ -204,9 +208,9 @@ export async function writeTaskChanges(db: Queryable, writes: TaskWrite[]): Prom
     name: 'tasks-write-task-changes',
     text: `WITH input AS (
              SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::uuid[], $6::int[], $7::bool[], $8::uuid[],
-               $9::uuid[], $10::bool[], $11::jsonb[], $12::uuid[], $13::text[], $14::jsonb[], $15::timestamptz[], $16::text[], $17::text[])
+               $9::uuid[], $10::bool[], $11::jsonb[], $12::uuid[], $13::text[], $14::jsonb[], $15::timestamptz[], $16::text[], $17::text[], $18::jsonb[])
                AS c(id, workspace_id, version, name, section_id, position, is_completed, status_id, assignee_id,
-                 description_changed, description, event_id, kind, payload, event_created_at, request_id, traceparent)
+                 description_changed, description, event_id, kind, payload, event_created_at, request_id, traceparent, audit)
            ),
            changed AS (
              UPDATE tasks t SET name = c.name, section_id = c.section_id, position = c.position, is_completed = c.is_completed,
@@ -220,7 +224,8 @@ export async function writeTaskChanges(db: Queryable, writes: TaskWrite[]): Prom
              INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, workspace_id, created_at, request_id, traceparent)
              SELECT c.event_id, 'task', c.id::text, c.kind, c.payload, c.workspace_id, c.event_created_at, c.request_id, c.traceparent
              FROM input c JOIN changed USING (id)
-           )
+           ),
+           audit AS (${auditInsertSql('c.audit', 'input c JOIN changed USING (id)')})
            SELECT id, json FROM changed`,
     values: [
       column((write) => write.id),
@@ -240,6 +245,7 @@ export async function writeTaskChanges(db: Queryable, writes: TaskWrite[]): Prom
       column((write) => write.event.createdAt),
       column((write) => write.requestId),
       column((write) => write.traceparent),
+      column((write) => auditRecordJson(write.audit)),
     ],
   });
   const written = new Map(rows.map((row) => [row.id, row.json]));

@@ -1,5 +1,5 @@
 import type { TaskEvent } from '@tws/contracts';
-import type { Queryable } from '@tws/common';
+import { auditInsertSql, auditRecordJson, type AuditRecord, type Queryable } from '@tws/common';
 
 /** One task of a creation batch (all items of a batch go to the same section). */
 export interface NewTask {
@@ -14,6 +14,8 @@ export interface NewTask {
   requestId: string | null;
   /** The trace context of the call that created it (migration 016), when traced. */
   traceparent: string | null;
+  /** Its `task.created` audit row (migration 017), written by the same statement when it is created. */
+  audit: AuditRecord;
 }
 
 export interface SectionKey {
@@ -34,7 +36,13 @@ export type CreateOutcome =
 export async function createTasks(db: Queryable, section: SectionKey, items: NewTask[], freeTaskLimit: number): Promise<CreateOutcome[]> {
   const { rows } = await db.query<{ item_outcome: CreateOutcome['outcome']; item_number: number | null }>({
     name: 'tasks-create-tasks',
-    text: 'SELECT item_outcome, item_number FROM create_tasks($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb[], $11::text[], $12::text[])',
+    // The audit rows of the created items go in with the same statement (one per `created` outcome, by ordinal).
+    text: `WITH created AS (
+             SELECT * FROM create_tasks($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb[], $11::text[], $12::text[])
+               WITH ORDINALITY AS c(item_outcome, item_number, ord)
+           ),
+           audit AS (${auditInsertSql('r.value', 'created JOIN unnest($13::jsonb[]) WITH ORDINALITY AS r(value, ord) USING (ord)', "created.item_outcome = 'created'")})
+           SELECT item_outcome, item_number FROM created ORDER BY ord`,
     values: [
       section.workspaceId,
       section.projectId,
@@ -48,6 +56,7 @@ export async function createTasks(db: Queryable, section: SectionKey, items: New
       items.map((item) => JSON.stringify(item.event)),
       items.map((item) => item.requestId),
       items.map((item) => item.traceparent),
+      items.map((item) => auditRecordJson(item.audit)),
     ],
   });
   return rows.map((row) =>

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { bindActor } from '@tws/common';
 import { guestRefusal, maxKeyNameLength } from '../domain/api-keys.js';
 import { UserFacingError } from '../domain/errors.js';
 import type { WorkspaceMembership } from '../domain/people.js';
@@ -36,6 +37,8 @@ export async function workspaceFor(app: FastifyInstance, request: Parameters<typ
   // Shown with the person's header (switcher, sign-out) on the refusal page too.
   request.viewerForErrors = () => ({ ...viewer, current: workspace.urlId });
   if (workspace.role === 'guest') throw refusal();
+  // What this request changes in the workspace is audited as this person's doing.
+  bindActor({ type: 'user', id: workspace.userId, name: null });
   return { viewer, workspace };
 }
 

@@ -1,3 +1,4 @@
+import { bindActor } from '@tws/common';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -29,6 +30,7 @@ async function taskAddress(app: FastifyInstance, request: FastifyRequest, urlId:
   const ref = parseTaskRef(rawRef);
   // (The error pages keep the session's plain header: the 404 is the same page whatever the reason.)
   if (!workspace || !ref) throw notFoundError();
+  bindActor({ type: 'user', id: workspace.userId, name: null });
   return { viewer, workspace, ref };
 }
 

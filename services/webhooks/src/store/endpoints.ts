@@ -1,4 +1,4 @@
-import { inTransaction, type Pool } from '@tws/common';
+import { inTransaction, recordAudit, type Pool } from '@tws/common';
 
 export type DisabledReason = 'manual' | 'failing';
 
@@ -51,12 +51,16 @@ export interface EndpointChanges {
 export class EndpointStore {
   constructor(private readonly pool: Pool) {}
 
+  /** Every change below writes its audit row (migration 007) in its own transaction: names only, never the secret. */
   async create(input: { id: string; workspaceId: string; url: string; events: string[]; secretCiphertext: Buffer }): Promise<EndpointRecord> {
-    const { rows } = await this.pool.query<EndpointRow>(
-      `INSERT INTO endpoints (id, workspace_id, url, events, secret_ciphertext) VALUES ($1, $2, $3, $4, $5) RETURNING ${columns}`,
-      [input.id, input.workspaceId, input.url, input.events, input.secretCiphertext],
-    );
-    return toRecord(rows[0]!);
+    return inTransaction(this.pool, async (client) => {
+      const { rows } = await client.query<EndpointRow>(
+        `INSERT INTO endpoints (id, workspace_id, url, events, secret_ciphertext) VALUES ($1, $2, $3, $4, $5) RETURNING ${columns}`,
+        [input.id, input.workspaceId, input.url, input.events, input.secretCiphertext],
+      );
+      await recordAudit(client, { workspaceId: input.workspaceId, action: 'webhook.created', resourceType: 'webhook', resourceId: input.id });
+      return toRecord(rows[0]!);
+    });
   }
 
   async list(workspaceId: string): Promise<EndpointRecord[]> {
@@ -87,6 +91,7 @@ export class EndpointStore {
       );
       if (deleted.rowCount !== 1) return false;
       await client.query(cancelPending, [id]);
+      await recordAudit(client, { workspaceId, action: 'webhook.deleted', resourceType: 'webhook', resourceId: id.toLowerCase() });
       return true;
     });
   }
@@ -111,6 +116,8 @@ export class EndpointStore {
       );
       if (!rows[0]) return undefined;
       if (changes.enabled === false) await client.query(cancelPending, [id]);
+      const changed = (['url', 'events', 'enabled'] as const).filter((name) => changes[name] !== undefined);
+      await recordAudit(client, { workspaceId, action: 'webhook.updated', resourceType: 'webhook', resourceId: rows[0].id, changes: changed });
       return toRecord(rows[0]);
     });
   }
@@ -120,16 +127,20 @@ export class EndpointStore {
    * (0: it is deleted at once). A previous secret still in its overlap is replaced (one previous at most).
    */
   async rotateSecret(workspaceId: string, id: string, secretCiphertext: Buffer, overlapSeconds: number): Promise<EndpointRecord | undefined> {
-    const { rows } = await this.pool.query<EndpointRow>(
-      `UPDATE endpoints SET
-         previous_secret_ciphertext = CASE WHEN $4::int > 0 THEN secret_ciphertext END,
-         previous_secret_expires_at = CASE WHEN $4::int > 0 THEN now() + make_interval(secs => $4::int) END,
-         secret_ciphertext = $3
-       WHERE id = $1 AND workspace_id = $2 AND deleted_at IS NULL
-       RETURNING ${columns}`,
-      [id, workspaceId, secretCiphertext, overlapSeconds],
-    );
-    return rows[0] ? toRecord(rows[0]) : undefined;
+    return inTransaction(this.pool, async (client) => {
+      const { rows } = await client.query<EndpointRow>(
+        `UPDATE endpoints SET
+           previous_secret_ciphertext = CASE WHEN $4::int > 0 THEN secret_ciphertext END,
+           previous_secret_expires_at = CASE WHEN $4::int > 0 THEN now() + make_interval(secs => $4::int) END,
+           secret_ciphertext = $3
+         WHERE id = $1 AND workspace_id = $2 AND deleted_at IS NULL
+         RETURNING ${columns}`,
+        [id, workspaceId, secretCiphertext, overlapSeconds],
+      );
+      if (!rows[0]) return undefined;
+      await recordAudit(client, { workspaceId, action: 'webhook.secret_rotated', resourceType: 'webhook', resourceId: rows[0].id, changes: ['secret'] });
+      return toRecord(rows[0]);
+    });
   }
 
   /** Deletes rotated-out secrets whose overlap is over; returns how many. */
@@ -156,14 +167,19 @@ export class EndpointStore {
     await this.pool.query('UPDATE endpoints SET failing_since = now() WHERE id = ANY ($1::uuid[]) AND failing_since IS NULL', [failed]);
     if (disableAfterSeconds === 0) return [];
     return inTransaction(this.pool, async (client) => {
-      const { rows } = await client.query<{ id: string }>(
+      const { rows } = await client.query<{ id: string; workspace_id: string }>(
         `UPDATE endpoints SET disabled_at = now(), disabled_reason = 'failing'
          WHERE id = ANY ($1::uuid[]) AND disabled_at IS NULL AND deleted_at IS NULL
            AND failing_since <= now() - make_interval(secs => $2::int)
-         RETURNING id`,
+         RETURNING id, workspace_id`,
         [failed, disableAfterSeconds],
       );
       for (const row of rows) await client.query(cancelPending, [row.id]);
+      // The service itself disabled them (actor `system`): audited like a PATCH enabled=false.
+      await recordAudit(
+        client,
+        ...rows.map((row) => ({ workspaceId: row.workspace_id, action: 'webhook.disabled', resourceType: 'webhook', resourceId: row.id, changes: ['enabled'] })),
+      );
       return rows.map((row) => row.id);
     });
   }

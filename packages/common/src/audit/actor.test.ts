@@ -1,0 +1,85 @@
+import * as grpc from '@grpc/grpc-js';
+import { Registry } from 'prom-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callUnary, grpcClientOptions } from '../grpc-client.js';
+import { startGrpcServer, unary, type RunningGrpcServer } from '../grpc-server.js';
+import { createLogger } from '../logger.js';
+import { grpcServerMetrics } from '../metrics.js';
+import { actorMetadataKey, bindActor, currentActor, runWithActor, runWithActorSlot, systemActor, type AuditActor } from './actor.js';
+
+// A JSON-coded service whose handler answers with the actor it runs for.
+const definition: grpc.ServiceDefinition = {
+  Who: {
+    path: '/test.v1.ActorService/Who',
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: (value: unknown) => Buffer.from(JSON.stringify(value)),
+    requestDeserialize: (bytes: Buffer) => JSON.parse(bytes.toString()) as unknown,
+    responseSerialize: (value: unknown) => Buffer.from(JSON.stringify(value)),
+    responseDeserialize: (bytes: Buffer) => JSON.parse(bytes.toString()) as unknown,
+  },
+};
+type WhoClient = grpc.Client & { Who: (request: object, callback: grpc.requestCallback<{ actor: AuditActor }>) => grpc.ClientUnaryCall };
+const WhoClientConstructor = grpc.makeClientConstructor(definition, 'test.v1.ActorService') as unknown as new (
+  target: string,
+  credentials: grpc.ChannelCredentials,
+  options?: grpc.ClientOptions,
+) => WhoClient;
+
+describe('the audit actor across gRPC (edge context → client interceptor → server context)', () => {
+  let server: RunningGrpcServer;
+  let client: WhoClient;
+  const key: AuditActor = { type: 'apiKey', id: '7c1d2e3f-0000-4000-8000-000000000001', name: 'CI — déploiement' };
+
+  beforeAll(async () => {
+    const logger = createLogger('test', 'silent');
+    const handler = unary('Who', async () => ({ actor: currentActor() }), { service: 'test.v1.ActorService', logger, metrics: grpcServerMetrics(new Registry()) });
+    server = await startGrpcServer([{ name: 'test.v1.ActorService', definition, implementation: { Who: handler } }], { host: '127.0.0.1', port: 0, logger });
+    client = new WhoClientConstructor(`127.0.0.1:${server.port}`, grpc.credentials.createInsecure(), grpcClientOptions('test.v1.ActorService'));
+  });
+  afterAll(async () => {
+    client?.close();
+    await server?.shutdown(100);
+  });
+
+  const who = (metadata?: grpc.Metadata) => callUnary(client, client.Who, {}, metadata ? { metadata } : {});
+
+  it('carries the actor of the calling context, names (unicode) included', async () => {
+    expect((await runWithActor(key, () => who())).actor).toEqual(key);
+  });
+
+  it('is `system` without an actor, and for an actor slot never filled', async () => {
+    expect((await who()).actor).toEqual(systemActor);
+    expect((await runWithActorSlot(() => who())).actor).toEqual(systemActor);
+    expect(bindActor(key)).toBe(false);
+  });
+
+  it('carries an actor bound later on the same request (the web app names the person once it knows the workspace)', async () => {
+    const person: AuditActor = { type: 'user', id: 'b1b2b3b4-0000-4000-8000-000000000002', name: null };
+    const answer = await runWithActorSlot(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      expect(bindActor(person)).toBe(true);
+      return who();
+    });
+    expect(answer.actor).toEqual(person);
+  });
+
+  it('ignores a malformed, oversized or non-binary actor from a caller (recorded as `system`)', async () => {
+    const sent = (value: Buffer): grpc.Metadata => {
+      const metadata = new grpc.Metadata();
+      metadata.set(actorMetadataKey, value);
+      return metadata;
+    };
+    const hostile = [
+      Buffer.from('not json'),
+      Buffer.from(JSON.stringify({ type: 'root', id: 'x', name: null })),
+      Buffer.from(JSON.stringify({ ...key, extra: true })),
+      Buffer.from(JSON.stringify({ ...key, id: 'x'.repeat(65) })),
+      Buffer.from(JSON.stringify({ ...key, name: 'n'.repeat(2_000) })),
+    ];
+    for (const value of hostile) expect((await who(sent(value))).actor, value.toString().slice(0, 40)).toEqual(systemActor);
+    // A caller's own metadata wins over the context (as for x-request-id).
+    const explicit = await runWithActor(key, () => who(sent(Buffer.from(JSON.stringify(systemActor)))));
+    expect(explicit.actor).toEqual(systemActor);
+  });
+});

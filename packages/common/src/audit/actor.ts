@@ -1,0 +1,90 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import * as grpc from '@grpc/grpc-js';
+import { z } from 'zod';
+
+/**
+ * Who a change is made by, for the audit trail (issue #19 item 3). The HTTP edges (the gateway for
+ * credentials, the web app for signed-in people) establish it and every backend gRPC call made while
+ * serving the request carries it as binary metadata `x-tws-actor-bin` (JSON), the way `x-request-id`
+ * travels (request-id.ts): set by `actorInterceptor` (part of `grpcClientOptions`), read back by
+ * `unary` (grpc-server.ts) into the call's context, where the audit writers find it. Backends trust
+ * their callers for it as they do for the request id (only the edges reach the gRPC ports: the
+ * chart's NetworkPolicy). A write with no actor (the admin CLI, workers) is recorded as `system`.
+ */
+export const actorMetadataKey = 'x-tws-actor-bin';
+
+/** Longest encoded actor accepted from metadata: a bigger value is ignored, never parsed. */
+const maxActorBytes = 1_024;
+
+export const AuditActor = z.strictObject({
+  type: z.enum(['apiKey', 'user', 'system']),
+  /** The API key id or the user id (a UUID in practice); null for `system`. */
+  id: z.string().min(1).max(64).nullable(),
+  /** The API key's name or the person's name when known (names are at most 200 characters). */
+  name: z.string().max(200).nullable(),
+});
+export type AuditActor = z.output<typeof AuditActor>;
+
+export const systemActor: AuditActor = Object.freeze({ type: 'system', id: null, name: null });
+
+/** The actor of one request; a slot, so an edge that learns who acts only inside its handler can fill it in. */
+interface ActorSlot {
+  actor: AuditActor | undefined;
+}
+
+const actorContext = new AsyncLocalStorage<ActorSlot>();
+
+/** Runs `fn` (and everything it starts asynchronously) on behalf of `actor`. */
+export function runWithActor<T>(actor: AuditActor, fn: () => T): T {
+  return actorContext.run({ actor }, fn);
+}
+
+/**
+ * Runs `fn` with an empty actor slot that `bindActor` fills in later on the same request (the web
+ * app knows the person's user id in a workspace only once its handler looked the workspace up).
+ */
+export function runWithActorSlot<T>(fn: () => T): T {
+  return actorContext.run({ actor: undefined }, fn);
+}
+
+/** Names the actor of the request this code runs for (see runWithActorSlot); false outside one. */
+export function bindActor(actor: AuditActor): boolean {
+  const slot = actorContext.getStore();
+  if (slot === undefined) return false;
+  slot.actor = actor;
+  return true;
+}
+
+/** The actor this code runs for: `system` when no edge named one (workers, the admin CLI). */
+export function currentActor(): AuditActor {
+  return actorContext.getStore()?.actor ?? systemActor;
+}
+
+/** The actor in a call's metadata, or undefined when absent, oversized or malformed. */
+export function actorFromMetadata(metadata: grpc.Metadata): AuditActor | undefined {
+  const [value] = metadata.get(actorMetadataKey);
+  if (!Buffer.isBuffer(value) || value.length > maxActorBytes) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  const actor = AuditActor.safeParse(parsed);
+  return actor.success ? actor.data : undefined;
+}
+
+/** Client side: every call made while serving a request carries its actor (unless one is set). */
+export function actorInterceptor(): grpc.Interceptor {
+  return (options, nextCall) => {
+    const actor = actorContext.getStore()?.actor;
+    if (actor === undefined) return new grpc.InterceptingCall(nextCall(options));
+    const requester = new grpc.RequesterBuilder()
+      .withStart((metadata, listener, next) => {
+        if (metadata.get(actorMetadataKey).length === 0) metadata.set(actorMetadataKey, Buffer.from(JSON.stringify(actor), 'utf8'));
+        next(metadata, listener);
+      })
+      .build();
+    return new grpc.InterceptingCall(nextCall(options), requester);
+  };
+}
