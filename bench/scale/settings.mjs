@@ -1,0 +1,55 @@
+// Every environment knob of `npm run bench:scale`, read once (the only reader of process.env in
+// bench/scale/). `settings` and `targets` are written into each result file as they are: keep their
+// keys stable so results stay comparable. What each figure means: bench/SCALE.md.
+const env = process.env;
+const num = (name, fallback) => {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got ${JSON.stringify(raw)}`);
+  return value;
+};
+const list = (name, fallback) => {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const values = raw.split(',').map((part) => Number(part.trim()));
+  if (values.some((value) => !Number.isInteger(value) || value < 1)) throw new Error(`${name} must be positive integers separated by commas, got ${JSON.stringify(raw)}`);
+  return values;
+};
+
+export const stages = ['db', 'list', 'fanout'];
+
+const only = (env.SCALE_ONLY ?? stages.join(',')).split(',').map((stage) => stage.trim()).filter(Boolean);
+for (const stage of only) if (!stages.includes(stage)) throw new Error(`SCALE_ONLY takes ${stages.join(', ')} (comma-separated), got ${JSON.stringify(stage)}`);
+
+export const settings = {
+  only,
+  /** The whole run's deadline: a stage that would start (or a size that would begin) after it is skipped, with the reason. */
+  deadlineS: num('SCALE_DEADLINE_S', 1800),
+  /** List stage: project sizes, concurrent readers, reads per reader and size. */
+  listSizes: list('SCALE_TASKS', [300, 5000, 50000]),
+  listReaders: num('SCALE_READERS', 10),
+  listReadsPerReader: num('SCALE_READS', 3),
+  /** One list read gives up after this long (counted as an error). */
+  listTimeoutS: num('SCALE_LIST_TIMEOUT_S', 60),
+  /** DB stage: the big database (tasks across workspaces), the measured workspace's own tasks, requests per measurement. */
+  dbTasks: num('SCALE_DB_TASKS', 1_000_000),
+  dbWorkspaces: num('SCALE_DB_WORKSPACES', 2000),
+  dbOwnTasks: 500,
+  dbRequests: num('SCALE_DB_REQUESTS', 2000),
+  dbConcurrency: num('SCALE_DB_CONCURRENCY', 4),
+  /** Fan-out stage: endpoint counts (one task change each), and how long to wait for every delivery. */
+  fanoutEndpoints: list('SCALE_ENDPOINTS', [1, 100, 10000]),
+  fanoutWaitS: num('SCALE_FANOUT_WAIT_S', 120),
+  /** RSS sampling interval of the services during the list stage. */
+  rssSampleMs: 50,
+};
+
+export const targets = {
+  listTtfbMs: 50,
+  listTotalMs: 2000,
+  rssMb: 200,
+  bigDbP99Factor: 1.2,
+  fanoutSeconds: 10,
+  fanoutDeliveriesPerSecond: 1000,
+};
