@@ -116,16 +116,18 @@ describe('migrations on a table that is being written', () => {
   });
 
   /** Holds an ACCESS SHARE lock on items (an open transaction that read it) for `ms`, like a long report query. */
-  async function longReader(schema: string, ms: number): Promise<Promise<void>> {
+  async function longReader(schema: string, ms: number): Promise<{ released: Promise<void> }> {
     const reader = new pg.Client({ connectionString: url() });
     await reader.connect();
     await reader.query('BEGIN');
     await reader.query(`SELECT count(*) FROM ${schema}.items`);
-    return (async () => {
+    // Wrapped: an async function returning the promise itself would wait for it.
+    const released = (async () => {
       await sleep(ms);
       await reader.query('COMMIT');
       await reader.end();
     })();
+    return { released };
   }
 
   it('an ALTER TABLE behind a long transaction gives way after lock_timeout and retries, instead of queueing every write behind it', async () => {
@@ -141,7 +143,7 @@ describe('migrations on a table that is being written', () => {
         },
       }),
     );
-    const released = await longReader(t.schema, 3_000);
+    const { released } = await longReader(t.schema, 3_000);
     const safe = await blockedWhile(t.schema, () => runMigrations({ url: url(), schema: t.schema, directory: t.directory, logger }));
     await released;
     expect(safe.longestBlockedMs).toBeLessThan(1_000);
@@ -152,7 +154,7 @@ describe('migrations on a table that is being written', () => {
     // Without the timeout (Postgres's default) the ALTER waits the reader out, and every write queues behind it.
     t.write('003_items_tag.sql', 'ALTER TABLE items ADD COLUMN tag text;\n');
     const waitForever: MigrationLockPolicy = { lockTimeoutMs: 0, attempts: 1, pauseMs: 0, maxPauseMs: 0 };
-    const releasedAgain = await longReader(t.schema, 3_000);
+    const { released: releasedAgain } = await longReader(t.schema, 3_000);
     const unsafe = await blockedWhile(t.schema, () => runMigrations({ url: url(), schema: t.schema, directory: t.directory, logger: silent, lockPolicy: waitForever }));
     await releasedAgain;
     expect(unsafe.longestBlockedMs).toBeGreaterThan(1_000);
@@ -161,7 +163,7 @@ describe('migrations on a table that is being written', () => {
   it('fails naming the lock after the last try while the long transaction is still there', async () => {
     const t = await table(10);
     t.write('002_items_note.sql', 'ALTER TABLE items ADD COLUMN note text;\n');
-    const released = await longReader(t.schema, 2_000);
+    const { released } = await longReader(t.schema, 2_000);
     const policy: MigrationLockPolicy = { lockTimeoutMs: 100, attempts: 2, pauseMs: 10, maxPauseMs: 10 };
     await expect(runMigrations({ url: url(), schema: t.schema, directory: t.directory, logger: silent, lockPolicy: policy })).rejects.toThrow(
       `migration ${t.schema}/002_items_note.sql failed: canceling statement due to lock timeout (gave way 2 times after waiting 100 ms each`,
