@@ -2,13 +2,13 @@
 // bench` does (bench/lib/stack.mjs: loopback, limits off, the TLS receiver), seeds sizes straight
 // into Postgres (seed.mjs), and measures, in this order:
 //   db      GET/PATCH task p50/p99 on the database as found, then with 1,000,000 more tasks (db.mjs)
-//   list    the task list of 300 / 5,000 / 50,000 tasks read by 10 clients at once (list.mjs)
 //   fanout  one task change to 1 / 100 / 10,000 endpoints (fanout.mjs)
+//   list    the task list of 300 / 5,000 / 50,000 tasks read by 10 clients at once (list.mjs)
 // then prints a table per stage (each figure beside its target) and writes
 // bench/results/scale-<timestamp>.json and bench/results/scale-latest.json. bench/SCALE.md explains every figure.
 //
 // Environment knobs (all optional; read in settings.mjs):
-//   SCALE_ONLY=db,list,fanout   the stages to run          SCALE_DEADLINE_S=1800  the whole run's deadline
+//   SCALE_ONLY=db,fanout,list   the stages to run          SCALE_DEADLINE_S=1800  the whole run's deadline
 //   SCALE_TASKS=300,5000,50000  list sizes                 SCALE_READERS=10, SCALE_READS=3  readers, reads each
 //   SCALE_DB_TASKS=1000000      big database's tasks       SCALE_DB_WORKSPACES=2000  across this many workspaces
 //   SCALE_DB_REQUESTS=2000      GETs and PATCHes measured  SCALE_DB_CONCURRENCY=4  at once

@@ -17,7 +17,8 @@ const list = (name, fallback) => {
   return values;
 };
 
-export const stages = ['db', 'list', 'fanout'];
+// In this order: the list's largest size is the likeliest to take a service down, so it goes last.
+export const stages = ['db', 'fanout', 'list'];
 
 const only = (env.SCALE_ONLY ?? stages.join(',')).split(',').map((stage) => stage.trim()).filter(Boolean);
 for (const stage of only) if (!stages.includes(stage)) throw new Error(`SCALE_ONLY takes ${stages.join(', ')} (comma-separated), got ${JSON.stringify(stage)}`);
