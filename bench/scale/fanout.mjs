@@ -12,8 +12,21 @@ import { log } from '../lib/log.mjs';
 import { round } from '../lib/numbers.mjs';
 import { domain } from '../lib/receiver.mjs';
 import { scaleWorkspace } from './fixture.mjs';
-import { largestPeak, sampleRss } from './rss-peak.mjs';
+import { exitsOf, largestPeak, sampleRss } from './rss-peak.mjs';
 import { settings, targets } from './settings.mjs';
+
+/** Whether every webhooks instance still runs (a dead one delivers nothing more: no point waiting). */
+const webhooksAlive = (stack) =>
+  stack.services.instances
+    .filter((instance) => instance.name === 'webhooks')
+    .every((instance) => {
+      try {
+        process.kill(instance.process.child.pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    });
 
 async function registerUpTo(fixture, receiver, count, deadline) {
   const started = performance.now();
@@ -50,9 +63,9 @@ async function oneEvent(stack, fixture, receiver, count) {
   await fixture.client.call('PATCH', `/v1/tasks/${fixture.task.id}`, { name: marker });
   const acknowledgedAt = performance.now();
   const waitUntil = acknowledgedAt + settings.fanoutWaitS * 1000;
-  while (perHost.size < count && performance.now() < waitUntil) await sleep(100);
+  while (perHost.size < count && performance.now() < waitUntil && webhooksAlive(stack)) await sleep(100);
   // Late duplicates (a retry of a delivery that did arrive) would come within a few seconds.
-  await sleep(Math.min(3_000, Math.max(0, waitUntil - performance.now())));
+  if (webhooksAlive(stack)) await sleep(Math.min(3_000, Math.max(0, waitUntil - performance.now())));
   const peaks = rss.stop();
   receiver.state.onDelivery = null;
   const received = [...perHost.values()].reduce((sum, n) => sum + n, 0);
@@ -68,14 +81,15 @@ async function oneEvent(stack, fixture, receiver, count) {
     lost: count - perHost.size,
     duplicates: received - perHost.size,
     badSignatures: receiver.state.badSignatures - badBefore,
-    webhooksPeakRssMb: Math.max(0, ...Object.entries(peaks).filter(([name]) => name.startsWith('webhooks')).map(([, peak]) => peak.peakRssMb)),
+    webhooksPeakRssMb: Math.max(0, ...Object.entries(peaks).filter(([name]) => name.startsWith('webhooks')).map(([, peak]) => peak.peakRssMb ?? 0)),
     largestPeakRss: largestPeak(peaks),
+    exited: exitsOf(peaks),
   };
   row.met =
-    row.lost === 0 && row.duplicates === 0 && row.badSignatures === 0 &&
+    row.lost === 0 && row.duplicates === 0 && row.badSignatures === 0 && row.exited.length === 0 &&
     row.allDeliveredSeconds !== null && row.allDeliveredSeconds <= targets.fanoutSeconds &&
     (count < 1000 || row.deliveriesPerSecond >= targets.fanoutDeliveriesPerSecond);
-  log(`fanout ${count}: ${row.delivered}/${count} delivered, last after ${row.lastDeliverySeconds} s (${row.deliveriesPerSecond}/s), lost ${row.lost}, dup ${row.duplicates}, webhooks peak RSS ${row.webhooksPeakRssMb} MB`);
+  log(`fanout ${count}: ${row.delivered}/${count} delivered, last after ${row.lastDeliverySeconds} s (${row.deliveriesPerSecond}/s), lost ${row.lost}, dup ${row.duplicates}, webhooks peak RSS ${row.webhooksPeakRssMb} MB${row.exited.length ? `; EXITED: ${row.exited.join('; ')}` : ''}`);
   return row;
 }
 
@@ -94,7 +108,12 @@ export async function benchFanOut(stack, db, receiver, deadline) {
       rows.push({ endpoints: count, skipped: `the deadline passed while registering endpoints (${fixture.hosts.length} of ${count})`, registration });
       continue;
     }
-    rows.push({ ...(await oneEvent(stack, fixture, receiver, count)), registration });
+    const row = await oneEvent(stack, fixture, receiver, count);
+    rows.push({ ...row, registration });
+    if (row.exited.length) {
+      log('fanout: a service died; the larger counts are not measured');
+      break;
+    }
   }
   return { rows };
 }

@@ -8,7 +8,7 @@ import { onCleanup } from '../lib/cleanup.mjs';
 import { log } from '../lib/log.mjs';
 import { percentile, round } from '../lib/numbers.mjs';
 import { newProject, scaleWorkspace } from './fixture.mjs';
-import { largestPeak, sampleRss } from './rss-peak.mjs';
+import { exitsOf, largestPeak, sampleRss } from './rss-peak.mjs';
 import { seedProjectTasks } from './seed.mjs';
 import { settings, targets } from './settings.mjs';
 
@@ -101,11 +101,12 @@ async function measureSize(stack, fixture, size) {
     wallSeconds: round(wallMs / 1000, 1),
     peakRss: peaks,
     largestPeakRss: largest,
+    exited: exitsOf(peaks),
   };
   row.met = {
     ttfb: row.ttfbMs.max !== null && row.ttfbMs.max <= targets.listTtfbMs,
     total: row.totalMs.max !== null && row.totalMs.max <= targets.listTotalMs,
-    rss: largest.peakRssMb < targets.rssMb && Object.values(peaks).every((peak) => !peak.exited),
+    rss: largest.peakRssMb < targets.rssMb && row.exited.length === 0,
     correct: check === 'ok' && errors.length === 0,
   };
   log(`list ${size}: ttfb p50 ${row.ttfbMs.p50} / max ${row.ttfbMs.max} ms, total p50 ${row.totalMs.p50} / max ${row.totalMs.max} ms, ${row.bytes} bytes, errors ${row.errors}, check ${check}, peak RSS ${largest.peakRssMb} MB (${largest.service})`);

@@ -25,7 +25,7 @@ function listTable(list) {
             `${row.reads}/${row.errors}`,
             `${dash(row.ttfbMs.p50)} / ${dash(row.ttfbMs.max)}`,
             `${dash(row.totalMs.p50)} / ${dash(row.totalMs.max)}`,
-            `${row.largestPeakRss.peakRssMb} (${row.largestPeakRss.service})`,
+            `${row.largestPeakRss.peakRssMb} (${row.largestPeakRss.service})${row.exited.length ? `; EXITED ${row.exited.join('; ')}` : ''}`,
             row.check,
             `TTFB ≤ ${targets.listTtfbMs} ms, total ≤ ${targets.listTotalMs} ms, RSS < ${targets.rssMb} MB`,
             // The targets are for the largest size; smaller ones are shown against the same yardstick.
@@ -82,7 +82,7 @@ function fanoutTable(fanout) {
             dash(row.deliveriesPerSecond),
             row.lost,
             row.duplicates,
-            row.webhooksPeakRssMb,
+            `${row.webhooksPeakRssMb}${row.exited.length ? `; EXITED ${row.exited.join('; ')}` : ''}`,
             `all within ${targets.fanoutSeconds} s${row.endpoints >= 1000 ? `, ≥ ${targets.fanoutDeliveriesPerSecond}/s` : ''}, 0 lost, 0 dup`,
             mark(row.met),
           ],
