@@ -19,6 +19,7 @@ import { deletePublishedOutboxRows, markOutboxPublished, outboxBacklog, pendingO
 import { lockSection } from '../../services/tasks/src/store/projects.js';
 import { readTaskForChange, readTasksForChange, writeTaskChange, type TaskWrite } from '../../services/tasks/src/store/task-changes.js';
 import { renderTaskList, renderTaskListPage, renderTasks } from '../../services/tasks/src/store/task-json.js';
+import { createTasks, type NewTask } from '../../services/tasks/src/store/task-creation.js';
 import { renderTaskListKeysetPage } from '../../services/tasks/src/store/task-list-page.js';
 import { readTaskByNumber } from '../../services/tasks/src/store/task-page.js';
 import { deleteComment, deleteTask, insertComment, nextPositionInSection, taskExists } from '../../services/tasks/src/store/tasks.js';
@@ -154,6 +155,41 @@ describe('hot statements of the tasks store use indexes', () => {
         for (const relation of await seqScansOf(statement, mode)) scans.push(`${statement.name} (${mode}): ${relation}`);
       }
     }
+    expect(scans).toEqual([]);
+  });
+
+  it('creating a task: every statement create_tasks runs inside (plpgsql, foreign-key checks) walks indexes (auto_explain)', async () => {
+    // auto_explain sends the plan of each nested statement to this client as a LOG message.
+    const plans: string[] = [];
+    const onNotice = (message: { message?: string }): void => {
+      if (message.message?.includes('"Plan"')) plans.push(message.message);
+    };
+    db.on('notice', onNotice);
+    const item = {
+      id: '00000000-0000-4000-8000-0000000000a1',
+      name: 'Created under auto_explain',
+      assigneeId: ws.owner.userId,
+      createdAt: new Date(),
+      eventId: '00000000-0000-4000-8000-0000000000a2',
+      event: { event: 'task.created', data: {} },
+      requestId: null,
+      traceparent: null,
+    } as unknown as NewTask;
+    await db.query('BEGIN');
+    try {
+      await db.query("LOAD 'auto_explain'");
+      for (const setting of ['auto_explain.log_min_duration = 0', 'auto_explain.log_nested_statements = on', "auto_explain.log_format = 'json'", 'client_min_messages = log', 'enable_seqscan = off']) {
+        await db.query(`SET LOCAL ${setting}`);
+      }
+      const section = { workspaceId: ws.workspace.id, projectId: project.id, sectionId: project.defaultListId };
+      expect(await createTasks(db, section, [item], 100)).toEqual([{ outcome: 'created', number: 5002 }]);
+    } finally {
+      await db.query('ROLLBACK');
+      db.off('notice', onNotice);
+    }
+    // The function's own statements (project, section lock, member, workspace, numbers, position, status, inserts) at least.
+    expect(plans.length).toBeGreaterThanOrEqual(8);
+    const scans = plans.flatMap((plan) => [...plan.matchAll(/"Node Type": ?"Seq Scan"[^{}]*?"Relation Name": ?"(\w+)"/g)].map((match) => match[1]!));
     expect(scans).toEqual([]);
   });
 
