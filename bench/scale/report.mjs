@@ -1,5 +1,5 @@
 // The tables of `npm run bench:scale` (stdout), each figure beside its target, and the result files
-// bench/results/scale-<start time>.json and bench/results/scale-latest.json.
+// bench/results/scale-<start time>.json and, for a full run at the default sizes, bench/results/scale-latest.json.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,7 +7,7 @@ import { repoRoot } from '@tws/devstack';
 import { log } from '../lib/log.mjs';
 import { table } from '../lib/report.mjs';
 import { seqScanRowsPerRequestLimit } from './db.mjs';
-import { targets } from './settings.mjs';
+import { fullRun, targets } from './settings.mjs';
 
 const resultsDir = fileURLToPath(new URL('../results', import.meta.url));
 const mark = (ok) => (ok ? 'met' : 'MISSED');
@@ -108,6 +108,8 @@ export function writeScaleResults(results) {
   const file = path.join(resultsDir, `scale-${results.startedAt.replace(/[:.]/g, '-')}.json`);
   const text = `${JSON.stringify(results, null, 2)}\n`;
   writeFileSync(file, text);
-  writeFileSync(path.join(resultsDir, 'scale-latest.json'), text);
-  log(`results written to ${path.relative(repoRoot, file)} and bench/results/scale-latest.json`);
+  if (fullRun) writeFileSync(path.join(resultsDir, 'scale-latest.json'), text);
+  log(
+    `results written to ${path.relative(repoRoot, file)}${fullRun ? ' and bench/results/scale-latest.json' : ' (a partial or resized run: scale-latest.json, the full run\'s reference, is left as it was)'}`,
+  );
 }

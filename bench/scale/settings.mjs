@@ -46,6 +46,13 @@ export const settings = {
   rssSampleMs: 50,
 };
 
+/** Every stage at the default sizes: only such a run replaces the reference, bench/results/scale-latest.json. */
+export const fullRun =
+  stages.every((stage) => only.includes(stage)) &&
+  ['SCALE_TASKS', 'SCALE_READERS', 'SCALE_READS', 'SCALE_DB_TASKS', 'SCALE_DB_WORKSPACES', 'SCALE_DB_REQUESTS', 'SCALE_DB_CONCURRENCY', 'SCALE_ENDPOINTS'].every(
+    (name) => env[name] === undefined || env[name] === '',
+  );
+
 export const targets = {
   listTtfbMs: 50,
   listTotalMs: 2000,
