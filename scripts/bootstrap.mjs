@@ -33,6 +33,7 @@ const entryPoints = {
   migrate: [path.join(root, 'packages/devstack/dist/cli/migrate.js')],
   bench: [path.join(root, 'bench/run.mjs')],
   'bench-store': [path.join(root, 'bench/store.mjs')],
+  'bench-scale': [path.join(root, 'bench/scale/run.mjs')],
   test: [path.join(root, 'node_modules/vitest/vitest.mjs'), 'run'],
 };
 if (!(mode in entryPoints)) {

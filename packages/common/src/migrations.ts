@@ -10,6 +10,27 @@ const migrationFilePattern = /^\d+_.+\.sql$/;
 /** First line of a migration that must run outside a transaction (e.g. CREATE INDEX CONCURRENTLY). */
 const noTransactionMarker = /^--\s*migrate:\s*no-transaction\s*$/i;
 const lockPollMs = 500;
+/** SQLSTATE lock_not_available: a statement waited `lock_timeout` for a lock and gave up. */
+const lockNotAvailable = '55P03';
+
+/**
+ * How long a transactional migration's statements may wait for a table lock before the whole
+ * migration is rolled back and tried again (`lock_timeout`), and how often. While an ALTER TABLE waits
+ * for its lock behind a long transaction, every query of that table queues behind the ALTER: the API
+ * would stand still for as long as the other transaction runs. With the timeout the queue dissolves
+ * after `lockTimeoutMs`, the API goes on, and the migration retries after a pause that grows.
+ */
+export interface MigrationLockPolicy {
+  /** `lock_timeout` of each transactional migration, ms (0: wait forever, as Postgres does by default). */
+  lockTimeoutMs: number;
+  /** Tries of one migration before migrate fails naming the lock it could not get. */
+  attempts: number;
+  /** Pause before try n + 1: min(n × this, maxPauseMs), ms. */
+  pauseMs: number;
+  maxPauseMs: number;
+}
+
+export const defaultMigrationLockPolicy: MigrationLockPolicy = { lockTimeoutMs: 500, attempts: 30, pauseMs: 250, maxPauseMs: 5_000 };
 
 /** A migration file as the runner reads it. */
 export interface MigrationFile {
@@ -53,11 +74,24 @@ export async function readMigrations(directory: string): Promise<MigrationFile[]
  * write it to be repeatable (IF NOT EXISTS) and the runner refuses to go on while the schema holds
  * an invalid index (what a failed concurrent build leaves).
  *
+ * A transactional migration runs with `lock_timeout` (`lockPolicy`) and is retried when it times out
+ * waiting for a lock, so it never holds up the API's queries for longer than that timeout. A
+ * no-transaction one runs without: its one statement must take no lock that conflicts with writes
+ * (CREATE INDEX CONCURRENTLY takes SHARE UPDATE EXCLUSIVE, and a lock timeout in its later waits
+ * would leave an invalid index), or be a DO block of small batches that each commit.
+ *
  * The sha256 of every applied file is recorded; migrate refuses, before applying anything, when an
  * applied file has changed since. Rows recorded before checksums existed get theirs on the first run.
  */
-export async function runMigrations(options: { url: string; schema: string; directory: string; logger: Logger }): Promise<string[]> {
+export async function runMigrations(options: {
+  url: string;
+  schema: string;
+  directory: string;
+  logger: Logger;
+  lockPolicy?: MigrationLockPolicy;
+}): Promise<string[]> {
   const { schema, logger } = options;
+  const lockPolicy = options.lockPolicy ?? defaultMigrationLockPolicy;
   if (!schemaNamePattern.test(schema)) throw new Error(`invalid schema name ${schema}`);
   const migrations = await readMigrations(options.directory);
   const client = new pg.Client({ connectionString: options.url, application_name: `migrate-${schema}` });
@@ -93,7 +127,7 @@ export async function runMigrations(options: { url: string; schema: string; dire
     }
     for (const migration of migrations) {
       if (recorded.has(migration.version)) continue;
-      if (migration.transactional) await applyInTransaction(client, schema, migration);
+      if (migration.transactional) await applyInTransaction(client, schema, migration, lockPolicy, logger);
       else await applyWithoutTransaction(client, schema, migration);
       applied.push(migration.version);
       logger.info({ schema, migration: migration.version, transactional: migration.transactional }, 'migration applied');
@@ -123,15 +157,30 @@ function refuseEditedMigrations(schema: string, migrations: MigrationFile[], rec
   );
 }
 
-async function applyInTransaction(client: pg.Client, schema: string, migration: MigrationFile): Promise<void> {
-  await client.query('BEGIN');
-  try {
-    await client.query(migration.sql);
-    await record(client, migration);
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK');
-    throw new Error(`migration ${schema}/${migration.version} failed: ${(error as Error).message}`, { cause: error });
+async function applyInTransaction(client: pg.Client, schema: string, migration: MigrationFile, policy: MigrationLockPolicy, logger: Logger): Promise<void> {
+  for (let attempt = 1; ; attempt += 1) {
+    await client.query('BEGIN');
+    try {
+      // SET LOCAL: the timeout ends with the transaction (a migration may still set its own).
+      await client.query(`SET LOCAL lock_timeout = ${Math.max(0, Math.floor(policy.lockTimeoutMs))}`);
+      await client.query(migration.sql);
+      await record(client, migration);
+      await client.query('COMMIT');
+      return;
+    } catch (error) {
+      await client.query('ROLLBACK');
+      const timedOut = (error as { code?: unknown }).code === lockNotAvailable;
+      if (timedOut && attempt < policy.attempts) {
+        const pauseMs = Math.min(attempt * policy.pauseMs, policy.maxPauseMs);
+        logger.warn({ schema, migration: migration.version, attempt, pauseMs, lockTimeoutMs: policy.lockTimeoutMs }, 'migration gave way to a lock held by another transaction; retrying');
+        await sleep(pauseMs);
+        continue;
+      }
+      const detail = timedOut
+        ? `${(error as Error).message} (gave way ${attempt} times after waiting ${policy.lockTimeoutMs} ms each: a long transaction holds a lock the migration needs)`
+        : (error as Error).message;
+      throw new Error(`migration ${schema}/${migration.version} failed: ${detail}`, { cause: error });
+    }
   }
 }
 

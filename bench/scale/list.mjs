@@ -1,0 +1,130 @@
+// The list stage: GET /v1/projects/:id/tasks of projects of 300 / 5,000 / 50,000 tasks (SCALE_TASKS)
+// read by 10 clients at once (SCALE_READERS), each SCALE_READS times: time to the first byte of the
+// body, total time, bytes, and the peak RSS of every service while they read. The first answer of
+// each size is parsed and checked (a JSON array of exactly that many tasks, in the list shape).
+import { performance } from 'node:perf_hooks';
+import { Pool } from 'undici';
+import { onCleanup } from '../lib/cleanup.mjs';
+import { log } from '../lib/log.mjs';
+import { percentile, round } from '../lib/numbers.mjs';
+import { newProject, scaleWorkspace } from './fixture.mjs';
+import { exitsOf, largestPeak, sampleRss } from './rss-peak.mjs';
+import { seedProjectTasks } from './seed.mjs';
+import { settings, targets } from './settings.mjs';
+
+/** One read: times (ms since the request was sent) of the headers, the first body byte and the end; the body when `keep`. */
+async function readList(pool, path, key, keep) {
+  const started = performance.now();
+  const response = await pool.request({
+    method: 'GET',
+    path,
+    headers: { 'x-api-key': key },
+    headersTimeout: settings.listTimeoutS * 1000,
+    bodyTimeout: settings.listTimeoutS * 1000,
+  });
+  const headersMs = performance.now() - started;
+  let firstByteMs = null;
+  let bytes = 0;
+  const chunks = [];
+  for await (const chunk of response.body) {
+    firstByteMs ??= performance.now() - started;
+    bytes += chunk.length;
+    if (keep) chunks.push(chunk);
+  }
+  const totalMs = performance.now() - started;
+  return { status: response.statusCode, headersMs, firstByteMs: firstByteMs ?? totalMs, totalMs, bytes, body: keep ? Buffer.concat(chunks).toString('utf8') : null };
+}
+
+/** What the first answer must be: an array of `size` list-shape tasks, each task once. */
+function checkList(text, size) {
+  const tasks = JSON.parse(text);
+  if (!Array.isArray(tasks)) return 'not a JSON array';
+  if (tasks.length !== size) return `${tasks.length} tasks, expected ${size}`;
+  const keys = ['id', 'number', 'name', 'isCompleted', 'description', 'listId', 'assigneeId', 'statusId', 'order', 'createdAt'];
+  const bad = tasks.find((task) => keys.some((key) => !(key in task)));
+  if (bad) return `a task without ${keys.find((key) => !(key in bad))}`;
+  if (new Set(tasks.map((task) => task.id)).size !== size) return 'a task listed twice';
+  return null;
+}
+
+const summary = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return { p50: round(percentile(sorted, 50), 1), max: round(sorted.at(-1) ?? null, 1) };
+};
+
+async function measureSize(stack, fixture, size) {
+  const project = await newProject(fixture.client, `List of ${size}`);
+  const seedStarted = performance.now();
+  await seedProjectTasks(fixture.db, {
+    workspaceId: fixture.workspaceId, projectId: project.id, sectionId: project.defaultListId, count: size, template: fixture.template, assigneeId: fixture.ownerId,
+  });
+  const seedSeconds = round((performance.now() - seedStarted) / 1000, 1);
+  log(`list: ${size} tasks seeded in ${seedSeconds} s; ${settings.listReaders} readers × ${settings.listReadsPerReader} reads`);
+  const pool = new Pool(stack.services.gatewayUrl, { connections: settings.listReaders, pipelining: 1 });
+  onCleanup(() => (pool.closed || pool.destroyed ? undefined : pool.close()));
+  const path = `/v1/projects/${project.id}/tasks`;
+  const reads = [];
+  const errors = [];
+  let check = 'not checked (no answer)';
+  const rss = sampleRss(stack, settings.rssSampleMs);
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: settings.listReaders }, async (_, reader) => {
+      for (let i = 0; i < settings.listReadsPerReader; i += 1) {
+        const keep = reader === 0 && i === 0;
+        try {
+          const read = await readList(pool, path, fixture.key, keep);
+          if (read.status !== 200) errors.push(`HTTP ${read.status}`);
+          else reads.push(read);
+          if (keep && read.status === 200) check = checkList(read.body, size) ?? 'ok';
+        } catch (error) {
+          errors.push(error.code ?? error.message);
+        }
+      }
+    }),
+  );
+  const wallMs = performance.now() - started;
+  const peaks = rss.stop();
+  await pool.close();
+  const largest = largestPeak(peaks);
+  const row = {
+    size,
+    seedSeconds,
+    reads: reads.length,
+    errors: errors.length,
+    errorKinds: [...new Set(errors)].slice(0, 5),
+    check,
+    bytes: reads[0]?.bytes ?? null,
+    ttfbMs: summary(reads.map((read) => read.firstByteMs)),
+    headersMs: summary(reads.map((read) => read.headersMs)),
+    totalMs: summary(reads.map((read) => read.totalMs)),
+    wallSeconds: round(wallMs / 1000, 1),
+    peakRss: peaks,
+    largestPeakRss: largest,
+    exited: exitsOf(peaks),
+  };
+  row.met = {
+    ttfb: row.ttfbMs.max !== null && row.ttfbMs.max <= targets.listTtfbMs,
+    total: row.totalMs.max !== null && row.totalMs.max <= targets.listTotalMs,
+    rss: largest.peakRssMb < targets.rssMb && row.exited.length === 0,
+    correct: check === 'ok' && errors.length === 0,
+  };
+  log(`list ${size}: ttfb p50 ${row.ttfbMs.p50} / max ${row.ttfbMs.max} ms, total p50 ${row.totalMs.p50} / max ${row.totalMs.max} ms, ${row.bytes} bytes, errors ${row.errors}, check ${check}, peak RSS ${largest.peakRssMb} MB (${largest.service})`);
+  return row;
+}
+
+/** Every size in ascending order, each skipped (with the reason) once the run's deadline has passed. */
+export async function benchLists(stack, db, deadline) {
+  log('list: creating the workspace');
+  const fixture = { ...(await scaleWorkspace(stack, db, 'Scale lists')), db };
+  const rows = [];
+  for (const size of [...settings.listSizes].sort((a, b) => a - b)) {
+    if (Date.now() > deadline) {
+      rows.push({ size, skipped: 'the run\'s deadline (SCALE_DEADLINE_S) passed before this size' });
+      log(`list ${size}: skipped (deadline)`);
+      continue;
+    }
+    rows.push(await measureSize(stack, fixture, size));
+  }
+  return { readers: settings.listReaders, readsPerReader: settings.listReadsPerReader, rows };
+}
