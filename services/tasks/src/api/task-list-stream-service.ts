@@ -1,0 +1,143 @@
+import * as grpc from '@grpc/grpc-js';
+import {
+  DomainError,
+  findNul,
+  grpcStatusOfFailure,
+  isDatabaseUnavailable,
+  notFound,
+  nulMessage,
+  requestIdFromMetadata,
+  runWithRequestId,
+  type GrpcServerMetrics,
+  type Logger,
+  type Pool,
+} from '@tws/common';
+import type { StreamTasksRequest__Output } from '@tws/proto-types/generated/tasks/v1/StreamTasksRequest';
+import type { StreamTasksResponse } from '@tws/proto-types/generated/tasks/v1/StreamTasksResponse';
+import { pathId } from '../domain/validation.js';
+import { TaskListSnapshot } from '../store/task-list-stream.js';
+
+type StreamCall = grpc.ServerWritableStream<StreamTasksRequest__Output, StreamTasksResponse>;
+
+export interface TaskListStreamSettings {
+  /** Streams served at once (TASK_LIST_MAX_STREAMS); each holds a database connection. */
+  maxStreams: number;
+  /** Longest life of a stream (TASK_LIST_STREAM_TIMEOUT_MS). */
+  timeoutMs: number;
+}
+
+/** statement_timeout of each batch (~128 KiB of JSON: a few milliseconds on a healthy database). */
+const batchStatementTimeoutMs = 10_000;
+/**
+ * Messages written and not yet taken by HTTP/2 (the reader's flow-control window) before the next
+ * chunk is read: two, so the next batch is rendered while the last one is sent, and no more.
+ */
+const maxUnsentMessages = 2;
+
+class StreamEnded extends Error {}
+
+/**
+ * tasks.v1.TasksService.StreamTasks: the task list of a snapshot (store/task-list-stream.ts), sent
+ * chunk by chunk at the reader's pace. The next batch is read only while fewer than
+ * `maxUnsentMessages` messages wait for HTTP/2 to take them, so a slow reader slows the database
+ * walk instead of growing this process. Cancellation (the gateway's client went away), the deadline
+ * and `timeoutMs` all end the transaction at the next step (a running batch finishes first, bounded
+ * by its statement timeout).
+ */
+export function streamTasksHandler(deps: {
+  pool: Pool;
+  logger: Logger;
+  metrics: GrpcServerMetrics;
+  settings: TaskListStreamSettings;
+}): grpc.handleServerStreamingCall<StreamTasksRequest__Output, StreamTasksResponse> {
+  const { pool, logger, metrics, settings } = deps;
+  const labels = { grpc_service: 'tasks.v1.TasksService', grpc_method: 'StreamTasks' };
+  let streaming = 0;
+
+  async function serve(call: StreamCall, signal: AbortSignal): Promise<void> {
+    const nulAt = findNul(call.request);
+    if (nulAt !== undefined) throw new DomainError('invalid_argument', `${nulAt.slice(1)}: ${nulMessage}`);
+    const workspaceId = pathId(call.request.workspaceId, 'workspace');
+    const projectId = pathId(call.request.projectId, 'project');
+    const snapshot = await TaskListSnapshot.open(pool, workspaceId, projectId, {
+      statementTimeoutMs: batchStatementTimeoutMs,
+      idleTimeoutMs: settings.timeoutMs,
+    });
+    if (snapshot === null) throw notFound('project not found');
+    try {
+      let unsent = 0;
+      let wake: (() => void) | undefined;
+      const sent = (): void => {
+        unsent -= 1;
+        wake?.();
+      };
+      const stopped = new Promise<never>((_resolve, reject) => {
+        const stop = (): void => reject(new StreamEnded());
+        if (signal.aborted) stop();
+        else signal.addEventListener('abort', stop, { once: true });
+      });
+      stopped.catch(() => undefined);
+      let version = snapshot.version;
+      for (let chunk = await Promise.race([snapshot.next(), stopped]); chunk !== null; chunk = await Promise.race([snapshot.next(), stopped])) {
+        unsent += 1;
+        const room = call.write({ version, jsonChunk: Buffer.from(chunk) }, sent);
+        version = '0';
+        while (!room || unsent >= maxUnsentMessages) {
+          await Promise.race([new Promise<void>((resolve) => (wake = resolve)), stopped]);
+          wake = undefined;
+          if (unsent < maxUnsentMessages) break;
+        }
+      }
+    } finally {
+      await snapshot.close();
+    }
+  }
+
+  return (call) => {
+    const stopTimer = metrics.handling.startTimer(labels);
+    const finish = (code: grpc.status, details?: string): void => {
+      const codeName = grpc.status[code] ?? String(code);
+      stopTimer({ grpc_code: codeName });
+      metrics.handled.inc({ ...labels, grpc_code: codeName });
+      if (code === grpc.status.OK) call.end();
+      else if (!call.cancelled) call.emit('error', { code, details });
+    };
+    if (streaming >= settings.maxStreams) {
+      finish(grpc.status.UNAVAILABLE, 'too many task lists are being streamed, retry later');
+      return;
+    }
+    streaming += 1;
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), settings.timeoutMs);
+    const cancelled = (): void => abort.abort();
+    call.on('cancelled', cancelled);
+    const run = (): void => {
+      serve(call, abort.signal)
+        .then(
+          () => finish(grpc.status.OK),
+          (error: unknown) => {
+            if (error instanceof StreamEnded) {
+              if (call.cancelled) return finish(grpc.status.CANCELLED);
+              logger.warn({ timeoutMs: settings.timeoutMs }, 'task list stream cut off: its reader took longer than TASK_LIST_STREAM_TIMEOUT_MS');
+              return finish(grpc.status.DEADLINE_EXCEEDED, 'task list stream took too long');
+            }
+            if (error instanceof DomainError) return finish(grpcStatusOfFailure[error.kind], error.message);
+            if (isDatabaseUnavailable(error)) {
+              logger.warn({ err: error, method: 'StreamTasks' }, 'database unavailable');
+              return finish(grpc.status.UNAVAILABLE, 'database unavailable, retry later');
+            }
+            logger.error({ err: error, method: 'StreamTasks' }, 'unhandled error in gRPC handler');
+            return finish(grpc.status.INTERNAL, 'internal error');
+          },
+        )
+        .finally(() => {
+          clearTimeout(timer);
+          call.off('cancelled', cancelled);
+          streaming -= 1;
+        });
+    };
+    const requestId = requestIdFromMetadata(call.metadata);
+    if (requestId === undefined) run();
+    else runWithRequestId(requestId, run);
+  };
+}
