@@ -36,9 +36,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
       IDEMPOTENCY_SWEEP_INTERVAL_MS: env.durationMs(60_000),
       /**
        * Large task lists (StreamTasks) one replica streams at once; each holds a database connection
-       * for its read, so it must stay below DATABASE_POOL_SIZE. More at once: UNAVAILABLE (a 503).
+       * for its read, so it must stay below DATABASE_POOL_SIZE. More wait up to 5 s for their turn, then UNAVAILABLE (a 503).
        */
-      TASK_LIST_MAX_STREAMS: z.coerce.number().int().min(1).max(1_000).default(8),
+      TASK_LIST_MAX_STREAMS: z.coerce.number().int().min(1).max(1_000).default(10),
       /** Longest life of one task list stream (its snapshot transaction): a reader slower than that is cut off. */
       TASK_LIST_STREAM_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(60 * 60 * 1000).default(120_000),
     },

@@ -16,11 +16,12 @@ import type { StreamTasksRequest__Output } from '@tws/proto-types/generated/task
 import type { StreamTasksResponse } from '@tws/proto-types/generated/tasks/v1/StreamTasksResponse';
 import { pathId } from '../domain/validation.js';
 import { TaskListSnapshot } from '../store/task-list-stream.js';
+import { StreamSlots } from './stream-slots.js';
 
 type StreamCall = grpc.ServerWritableStream<StreamTasksRequest__Output, StreamTasksResponse>;
 
 export interface TaskListStreamSettings {
-  /** Streams served at once (TASK_LIST_MAX_STREAMS); each holds a database connection. */
+  /** Streams served at once (TASK_LIST_MAX_STREAMS); each holds a database connection; more wait their turn. */
   maxStreams: number;
   /** Longest life of a stream (TASK_LIST_STREAM_TIMEOUT_MS). */
   timeoutMs: number;
@@ -33,6 +34,8 @@ const batchStatementTimeoutMs = 10_000;
  * chunk is read: two, so the next batch is rendered while the last one is sent, and no more.
  */
 const maxUnsentMessages = 2;
+/** Streams waiting for one of the TASK_LIST_MAX_STREAMS slots at most, and how long each waits; then UNAVAILABLE. */
+const slotQueue = { maxWaiting: 100, maxWaitMs: 5_000 };
 
 class StreamEnded extends Error {}
 
@@ -52,7 +55,7 @@ export function streamTasksHandler(deps: {
 }): grpc.handleServerStreamingCall<StreamTasksRequest__Output, StreamTasksResponse> {
   const { pool, logger, metrics, settings } = deps;
   const labels = { grpc_service: 'tasks.v1.TasksService', grpc_method: 'StreamTasks' };
-  let streaming = 0;
+  const slots = new StreamSlots({ limit: settings.maxStreams, ...slotQueue });
 
   async function serve(call: StreamCall, signal: AbortSignal): Promise<void> {
     const nulAt = findNul(call.request);
@@ -102,42 +105,41 @@ export function streamTasksHandler(deps: {
       if (code === grpc.status.OK) call.end();
       else if (!call.cancelled) call.emit('error', { code, details });
     };
-    if (streaming >= settings.maxStreams) {
-      finish(grpc.status.UNAVAILABLE, 'too many task lists are being streamed, retry later');
-      return;
-    }
-    streaming += 1;
     const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(), settings.timeoutMs);
     const cancelled = (): void => abort.abort();
     call.on('cancelled', cancelled);
-    const run = (): void => {
-      serve(call, abort.signal)
-        .then(
-          () => finish(grpc.status.OK),
-          (error: unknown) => {
-            if (error instanceof StreamEnded) {
-              if (call.cancelled) return finish(grpc.status.CANCELLED);
-              logger.warn({ timeoutMs: settings.timeoutMs }, 'task list stream cut off: its reader took longer than TASK_LIST_STREAM_TIMEOUT_MS');
-              return finish(grpc.status.DEADLINE_EXCEEDED, 'task list stream took too long');
-            }
-            if (error instanceof DomainError) return finish(grpcStatusOfFailure[error.kind], error.message);
-            if (isDatabaseUnavailable(error)) {
-              logger.warn({ err: error, method: 'StreamTasks' }, 'database unavailable');
-              return finish(grpc.status.UNAVAILABLE, 'database unavailable, retry later');
-            }
-            logger.error({ err: error, method: 'StreamTasks' }, 'unhandled error in gRPC handler');
-            return finish(grpc.status.INTERNAL, 'internal error');
-          },
-        )
-        .finally(() => {
-          clearTimeout(timer);
-          call.off('cancelled', cancelled);
-          streaming -= 1;
-        });
+    const run = async (): Promise<void> => {
+      if (!(await slots.acquire(abort.signal))) {
+        call.off('cancelled', cancelled);
+        if (call.cancelled) finish(grpc.status.CANCELLED);
+        else finish(grpc.status.UNAVAILABLE, 'too many task lists are being streamed, retry later');
+        return;
+      }
+      const timer = setTimeout(() => abort.abort(), settings.timeoutMs);
+      try {
+        await serve(call, abort.signal);
+        finish(grpc.status.OK);
+      } catch (error) {
+        if (error instanceof StreamEnded) {
+          if (call.cancelled) return finish(grpc.status.CANCELLED);
+          logger.warn({ timeoutMs: settings.timeoutMs }, 'task list stream cut off: its reader took longer than TASK_LIST_STREAM_TIMEOUT_MS');
+          return finish(grpc.status.DEADLINE_EXCEEDED, 'task list stream took too long');
+        }
+        if (error instanceof DomainError) return finish(grpcStatusOfFailure[error.kind], error.message);
+        if (isDatabaseUnavailable(error)) {
+          logger.warn({ err: error, method: 'StreamTasks' }, 'database unavailable');
+          return finish(grpc.status.UNAVAILABLE, 'database unavailable, retry later');
+        }
+        logger.error({ err: error, method: 'StreamTasks' }, 'unhandled error in gRPC handler');
+        return finish(grpc.status.INTERNAL, 'internal error');
+      } finally {
+        clearTimeout(timer);
+        call.off('cancelled', cancelled);
+        slots.release();
+      }
     };
     const requestId = requestIdFromMetadata(call.metadata);
-    if (requestId === undefined) run();
-    else runWithRequestId(requestId, run);
+    if (requestId === undefined) void run();
+    else void runWithRequestId(requestId, run);
   };
 }

@@ -6,6 +6,9 @@ export const listChunkBytes = 128 * 1024;
 /** Tasks per chunk at most (the keyset walk reads this many + 1 rows per batch). */
 const listChunkTasks = 1000;
 
+/** application_name of a connection while it streams a list (pg_stat_activity shows it). */
+export const snapshotApplicationName = 'tasks task-list-stream';
+
 export interface SnapshotLimits {
   /** statement_timeout of each batch. */
   statementTimeoutMs: number;
@@ -44,9 +47,11 @@ export class TaskListSnapshot {
     try {
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
       // SET LOCAL takes no parameters: both are integers this process chose (config.ts bounds them).
+      // The application name tells these sessions apart in pg_stat_activity while they stream.
       await client.query(
         `SET LOCAL statement_timeout = ${Math.trunc(limits.statementTimeoutMs)}; ` +
-          `SET LOCAL idle_in_transaction_session_timeout = ${Math.trunc(limits.idleTimeoutMs)}`,
+          `SET LOCAL idle_in_transaction_session_timeout = ${Math.trunc(limits.idleTimeoutMs)}; ` +
+          `SET LOCAL application_name = '${snapshotApplicationName}'`,
       );
       // The first statement after BEGIN takes the snapshot every batch then reads.
       const { rows } = await client.query<{ version: string }>({
