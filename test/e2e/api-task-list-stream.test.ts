@@ -118,8 +118,22 @@ describe('streamed task lists', () => {
     expect(now.some((task) => task.id === added.id)).toBe(true);
   });
 
+  /** StreamTasks calls the tasks service ended with `code`, read from its /metrics. */
+  const streamsEnded = async (code: string): Promise<number> => {
+    let total = 0;
+    for (const tasks of inject('stack').services.filter((service) => service.name === 'tasks')) {
+      for (const line of (await (await fetch(`${tasks.opsUrl}/metrics`)).text()).split('\n')) {
+        if (line.startsWith('grpc_server_handled_total{') && line.includes('grpc_method="StreamTasks"') && line.includes(`grpc_code="${code}"`)) {
+          total += Number(line.split(' ').pop());
+        }
+      }
+    }
+    return total;
+  };
+
   it('a client that goes away mid-read ends the snapshot transaction and frees its connection', async () => {
     const project = await largeProject(4_000, 2, 12_000);
+    const cancelledBefore = await streamsEnded('CANCELLED');
     const abort = new AbortController();
     const response = await fetch(listUrl(project.id), { headers: headers(), signal: abort.signal });
     const reader = response.body!.getReader();
@@ -128,6 +142,8 @@ describe('streamed task lists', () => {
     abort.abort();
     await reader.read().catch(() => undefined);
     expect(await pollUntil(openSnapshots, (open) => open === 0, { timeoutMs: 10_000 })).toBe(0);
+    // Ended as cancelled, not by walking the rest of the list to nobody.
+    expect(await pollUntil(() => streamsEnded('CANCELLED'), (count) => count > cancelledBefore, { timeoutMs: 5_000 })).toBe(cancelledBefore + 1);
 
     // The service still answers lists (its connections were returned, not leaked).
     const whole = await fetch(listUrl(project.id), { headers: headers() });
