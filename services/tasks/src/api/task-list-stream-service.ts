@@ -74,20 +74,31 @@ export function streamTasksHandler(deps: {
         unsent -= 1;
         wake?.();
       };
-      const stopped = new Promise<never>((_resolve, reject) => {
-        const stop = (): void => reject(new StreamEnded());
-        if (signal.aborted) stop();
-        else signal.addEventListener('abort', stop, { once: true });
-      });
-      stopped.catch(() => undefined);
+      // A fresh promise per wait, its listener removed after: racing one long-lived promise instead
+      // would keep every chunk alive (each race's result hangs on the pending promise) until the end.
+      const sentOrStopped = (): Promise<void> =>
+        new Promise<void>((resolve) => {
+          const done = (): void => {
+            wake = undefined;
+            signal.removeEventListener('abort', done);
+            resolve();
+          };
+          wake = done;
+          signal.addEventListener('abort', done, { once: true });
+        });
       let version = snapshot.version;
-      for (let chunk = await Promise.race([snapshot.next(), stopped]); chunk !== null; chunk = await Promise.race([snapshot.next(), stopped])) {
+      for (;;) {
+        if (signal.aborted) throw new StreamEnded();
+        // A running batch is not interrupted: it is bounded by its statement timeout.
+        const chunk = await snapshot.next();
+        if (chunk === null) return;
+        if (signal.aborted) throw new StreamEnded();
         unsent += 1;
         const room = call.write({ version, jsonChunk: Buffer.from(chunk) }, sent);
         version = '0';
-        while (!room || unsent >= maxUnsentMessages) {
-          await Promise.race([new Promise<void>((resolve) => (wake = resolve)), stopped]);
-          wake = undefined;
+        while ((!room && unsent > 0) || unsent >= maxUnsentMessages) {
+          await sentOrStopped();
+          if (signal.aborted) throw new StreamEnded();
           if (unsent < maxUnsentMessages) break;
         }
       }
