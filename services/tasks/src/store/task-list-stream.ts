@@ -3,8 +3,8 @@ import { renderTaskListKeysetPage, type TaskListKey } from './task-list-page.js'
 
 /** Bytes of list JSON per chunk (a chunk holds at least one task, so one large task makes it larger). */
 export const listChunkBytes = 128 * 1024;
-/** Tasks per chunk at most (the keyset walk reads this many + 1 rows per batch). */
-const listChunkTasks = 1000;
+/** Tasks per chunk at most (a batch reads this many + 1 rows: ~400 tasks of a typical ~330 bytes fill a chunk). */
+const listChunkTasks = 400;
 
 /** application_name of a connection while it streams a list (pg_stat_activity shows it). */
 export const snapshotApplicationName = 'tasks task-list-stream';
@@ -22,13 +22,15 @@ export interface SnapshotLimits {
 /**
  * A project's task list read in one snapshot: a REPEATABLE READ READ ONLY transaction on its own
  * connection, walked in keyset batches (store/task-list-page.ts, the same index walk as the paged
- * list) of about `listChunkBytes` each. `next()` renders the next chunk of the JSON array only when
+ * list, section by section) of about `listChunkBytes` each. `next()` renders the next chunk of the JSON array only when
  * asked, so the caller decides the pace (its reader's); nothing else of the list is held here.
  * `close()` ends the transaction and returns the connection (destroyed if it cannot be ended
  * cleanly); call it in every case, also after the last chunk.
  */
 export class TaskListSnapshot {
   private after: TaskListKey | null = null;
+  /** Index in `sections` of the section being walked. */
+  private section = 0;
   private started = false;
   private done = false;
   private closed = false;
@@ -39,6 +41,8 @@ export class TaskListSnapshot {
     private readonly projectId: string,
     /** The list's version in this snapshot (migration 006). */
     readonly version: string,
+    /** The project's sections in display order (store/task-json.ts `displayOrder`). */
+    private readonly sections: readonly string[],
   ) {}
 
   /** Opens the snapshot; null (nothing held) when the workspace has no such project. */
@@ -64,7 +68,13 @@ export class TaskListSnapshot {
         await endTransaction(client);
         return null;
       }
-      return new TaskListSnapshot(client, workspaceId, projectId, version);
+      // Ids only (sections_project_position_idx), so a batch walks one section's tasks index.
+      const sections = await client.query<{ id: string }>({
+        name: 'tasks-task-list-snapshot-sections',
+        text: 'SELECT id FROM sections WHERE project_id = $1 ORDER BY position, created_at, id',
+        values: [projectId],
+      });
+      return new TaskListSnapshot(client, workspaceId, projectId, version, sections.rows.map((row) => row.id));
     } catch (error) {
       client.release(error instanceof Error ? error : true);
       throw error;
@@ -74,20 +84,26 @@ export class TaskListSnapshot {
   /** The next chunk of the JSON array (`[`… first, …`]` last), or null after the last one. */
   async next(): Promise<string | null> {
     if (this.done || this.closed) return null;
-    const page = await renderTaskListKeysetPage(this.client, {
-      workspaceId: this.workspaceId,
-      projectId: this.projectId,
-      limit: listChunkTasks,
-      maxBytes: listChunkBytes,
-      after: this.after,
-      filters: {},
-    });
-    if (page.found !== 'page') throw new Error(`task list snapshot: ${page.found}`);
-    const tasks = page.json.slice(1, -1);
-    const chunk = (this.started ? (tasks === '' ? '' : ',') : '[') + tasks + (page.next === null ? ']' : '');
+    let tasks = '';
+    // One section at a time (the keyset page filtered to it: a batch reads at most
+    // `listChunkTasks` + 1 rows, however many sections follow); an empty one is skipped.
+    while (tasks === '' && this.section < this.sections.length) {
+      const page = await renderTaskListKeysetPage(this.client, {
+        workspaceId: this.workspaceId,
+        projectId: this.projectId,
+        limit: listChunkTasks,
+        maxBytes: listChunkBytes,
+        after: this.after,
+        filters: { listId: this.sections[this.section] },
+      });
+      if (page.found !== 'page') throw new Error(`task list snapshot: ${page.found}`);
+      tasks = page.json.slice(1, -1);
+      this.after = page.next;
+      if (page.next === null) this.section += 1;
+    }
+    this.done = this.section >= this.sections.length;
+    const chunk = (this.started ? (tasks === '' ? '' : ',') : '[') + tasks + (this.done ? ']' : '');
     this.started = true;
-    this.after = page.next;
-    this.done = page.next === null;
     return chunk;
   }
 
