@@ -28,11 +28,13 @@ describe('streamed task lists', () => {
   const listUrl = (projectId: string, query = ''): string => `${inject('stack').gatewayUrl}/v1/projects/${projectId}/tasks${query}`;
 
   /**
-   * A project with two sections and `count` seeded tasks (plus one made through the API), every
+   * A project with two sections (and an empty one between) and `count` seeded tasks (plus one made through the API), every
    * `describedEvery`-th with a description of `descriptionBytes`: well over one message (1 MiB, 4,000 tasks).
    */
   const largeProject = async (count: number, describedEvery: number, descriptionBytes: number): Promise<CreatedProject> => {
     const project = await createProject(fx.key);
+    // An empty section between the two: the walk (section by section) skips it.
+    await createSection(fx.key, project.id, 'Empty');
     const second = (await createSection(fx.key, project.id, 'Second')).id;
     await createTask(fx.key, { projectId: project.id, listId: second, name: 'Made through the API' });
     await seedTasks(db, {
