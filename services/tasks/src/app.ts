@@ -100,6 +100,7 @@ export function buildApp(config: TasksConfig, logger: Logger, registry: Registry
       revocations: revocations.publisher,
       revocationHub: revocations.hub,
       idempotency: { ttlMs: config.IDEMPOTENCY_KEY_TTL_MS, lockTimeoutMs: config.IDEMPOTENCY_LOCK_TIMEOUT_MS },
+      taskLists: { maxStreams: config.TASK_LIST_MAX_STREAMS, timeoutMs: config.TASK_LIST_STREAM_TIMEOUT_MS },
     }),
     // Kafka is not a readiness dependency: the API keeps working while it is down (events wait).
     readiness: [postgresReadiness(pool)],

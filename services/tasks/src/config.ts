@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { auditEnv, backendEnv, checkKafkaSasl, env, kafkaConnectionEnv, parseConfig } from '@tws/common';
+import { auditEnv, backendEnv, checkKafkaSasl, ConfigError, env, kafkaConnectionEnv, parseConfig } from '@tws/common';
 
 /** The only place the tasks service reads its environment. */
 export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
@@ -36,10 +36,20 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
       IDEMPOTENCY_SWEEP_INTERVAL_MS: env.durationMs(60_000),
       /** AUDIT_RETENTION_DAYS (default 90) and AUDIT_SWEEP_INTERVAL_MS of the audit trail. */
       ...auditEnv,
+      /**
+       * Large task lists (StreamTasks) one replica streams at once; each holds a database connection
+       * for its read, so it must stay below DATABASE_POOL_SIZE. More wait up to 5 s for their turn, then UNAVAILABLE (a 503).
+       */
+      TASK_LIST_MAX_STREAMS: z.coerce.number().int().min(1).max(1_000).default(10),
+      /** Longest life of one task list stream (its snapshot transaction): a reader slower than that is cut off. */
+      TASK_LIST_STREAM_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(60 * 60 * 1000).default(120_000),
     },
     source,
   );
   checkKafkaSasl(config);
+  if (config.TASK_LIST_MAX_STREAMS >= config.DATABASE_POOL_SIZE) {
+    throw new ConfigError('Invalid configuration: TASK_LIST_MAX_STREAMS: must be below DATABASE_POOL_SIZE (each stream holds a connection)');
+  }
   return config;
 }
 

@@ -134,6 +134,10 @@ command does not preload tracing).
   value: {{ $values.idempotency.lockTimeoutMs | int64 | quote }}
 - name: IDEMPOTENCY_SWEEP_INTERVAL_MS
   value: {{ $values.idempotency.sweepIntervalMs | int64 | quote }}
+- name: TASK_LIST_MAX_STREAMS
+  value: {{ $values.taskLists.maxStreams | int64 | quote }}
+- name: TASK_LIST_STREAM_TIMEOUT_MS
+  value: {{ $values.taskLists.streamTimeoutMs | int64 | quote }}
 {{- end }}
 {{- if eq $component "attachments" }}
 - name: TASKS_GRPC_TARGET

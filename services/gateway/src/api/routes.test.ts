@@ -152,7 +152,7 @@ describe('tasks', () => {
     expect(response.status).toBe(200);
     expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(response.text).toBe(rendered);
-    expect(h.fake.callsOf('ListTasks')).toEqual([{ workspaceId: ws, projectId: ids.project, knownVersion: '0', offset: 0 }]);
+    expect(h.fake.callsOf('ListTasks')).toEqual([{ workspaceId: ws, projectId: ids.project, knownVersion: '0' }]);
   });
 
   test('GET /v1/projects/:projectId/tasks: keeps the rendered list and serves it while ListTasks answers "not modified"', async () => {
@@ -180,22 +180,38 @@ describe('tasks', () => {
     expect(response.json).toEqual({ error: 'internal server error' });
   });
 
-  test('GET /v1/projects/:projectId/tasks: a list answered in pages is streamed as one JSON array, and never cached', async () => {
+  test('GET /v1/projects/:projectId/tasks: a streamed list is sent as its chunks concatenate, tagged with the snapshot version, never cached', async () => {
     const project = '00000000-0000-4000-8000-0000000fa9e5';
-    const pages = ['[{"id":"a"},{"id":"b"}]', '[{"id":"c"}]', '[{"id":"d"},{"id":"e"}]'];
-    h.fake.handlers.set('ListTasks', (request) => {
-      const index = [0, 2, 3].indexOf(Number(request.offset));
-      return { version: '4', tasksJson: Buffer.from(pages[index]!), nextOffset: [2, 3, 0][index] };
-    });
+    h.fake.handlers.set('ListTasks', () => ({ version: '4', streamed: true }));
+    h.fake.handlers.set('StreamTasks', () => [
+      { version: '5', jsonChunk: Buffer.from('[{"id":"a"},{"id":"b"}') },
+      { jsonChunk: Buffer.from(',{"id":"c"}') },
+      { jsonChunk: Buffer.from(',{"id":"d"}]') },
+    ]);
     const url = `/v1/projects/${project}/tasks`;
     for (let attempt = 0; attempt < 2; attempt++) {
       const response = await call(h.app, 'GET', url, key);
       expect(response.status).toBe(200);
       expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
-      expect(response.text).toBe('[{"id":"a"},{"id":"b"},{"id":"c"},{"id":"d"},{"id":"e"}]');
+      expect(response.headers.etag).toBe('"l5"');
+      expect(response.text).toBe('[{"id":"a"},{"id":"b"},{"id":"c"},{"id":"d"}]');
     }
-    const asked = h.fake.callsOf('ListTasks').filter((request) => request.projectId === project);
-    expect(asked.map((request) => [request.knownVersion, request.offset])).toEqual([['0', 0], ['0', 2], ['0', 3], ['0', 0], ['0', 2], ['0', 3]]);
+    // Never cached: both reads asked ListTasks with no version held, and streamed.
+    expect(h.fake.callsOf('ListTasks').filter((request) => request.projectId === project).map((request) => request.knownVersion)).toEqual(['0', '0']);
+    expect(h.fake.callsOf('StreamTasks')).toEqual([
+      { workspaceId: ws, projectId: project },
+      { workspaceId: ws, projectId: project },
+    ]);
+  });
+
+  test('GET /v1/projects/:projectId/tasks: StreamTasks failing before its first message answers its status', async () => {
+    h.fake.handlers.set('ListTasks', () => ({ version: '4', streamed: true }));
+    h.fake.handlers.set('StreamTasks', () => {
+      throw new RpcFailure(grpc.status.UNAVAILABLE, 'too many task lists are being streamed, retry later');
+    });
+    const response = await call(h.app, 'GET', '/v1/projects/00000000-0000-4000-8000-0000000fa9e6/tasks', key);
+    expect(response.status).toBe(503);
+    expect(response.json).toEqual({ error: 'service temporarily unavailable' });
   });
 
   test('a RESOURCE_EXHAUSTED from a backend is a 500 without its internal message, not a 429', async () => {

@@ -10,6 +10,13 @@ import type { TasksServiceClient } from '@tws/proto-types/generated/tasks/v1/Tas
 import type { WebhooksServiceClient } from '@tws/proto-types/generated/webhooks/v1/WebhooksService';
 import type { GatewayConfig } from '../config.js';
 import type { RevocationCall } from './revocation-stream.js';
+import type { OpenTaskListStream } from './task-list-reader.js';
+
+/**
+ * Deadline of a StreamTasks call: an outer bound only. The tasks service ends a stream itself after
+ * its TASK_LIST_STREAM_TIMEOUT_MS (at most 1 h), and keepalive ends the call if it stops answering.
+ */
+const taskListStreamDeadlineMs = 61 * 60_000;
 
 /*
  * The unary RPCs the gateway calls on each service (UnaryApi and unaryApi accept only names the
@@ -71,6 +78,8 @@ export interface Backends {
    * connection; round robin puts it on one tasks replica, and every replica hears every revocation).
    */
   watchRevocations(): RevocationCall;
+  /** Opens a tasks.v1.TasksService.StreamTasks call (a large task list; clients/streamed-task-list.ts). */
+  streamTasks: OpenTaskListStream;
   /** tasks.v1.RevocationService.ListRevokedGrants (live revoked OAuth grants). */
   revocations: RevocationsApi;
   /** tasks.v1.IdempotencyService (same tasks target, its own client). */
@@ -126,6 +135,7 @@ export function connectBackends(config: GatewayConfig, metrics: GrpcClientMetric
     attachments: unaryApi(attachments, attachmentsRpcs, deadlineMs),
     webhooks: unaryApi(webhooks, webhooksRpcs, deadlineMs),
     watchRevocations: () => revocations.WatchRevocations(),
+    streamTasks: (request) => tasks.StreamTasks(request, { deadline: Date.now() + taskListStreamDeadlineMs }),
     revocations: unaryApi(revocations, revocationRpcs, deadlineMs),
     idempotency: unaryApi(idempotency, idempotencyRpcs, deadlineMs),
     rateLimits: unaryApi(rateLimits, rateLimitRpcs, deadlineMs),

@@ -13,7 +13,7 @@ function fakeTasks(state: { version: string; json: string }, asked: string[]): T
       version: state.version,
       notModified,
       tasksJson: notModified ? Buffer.alloc(0) : Buffer.from(state.json),
-      nextOffset: 0,
+      streamed: false,
     });
   };
   return { ListTasks } as unknown as TasksApi;
@@ -23,7 +23,9 @@ describe('TaskListReader', () => {
   it('serves its copy while current, and asks with the client version when it holds no newer copy', async () => {
     const state = { version: '5', json: '[1]' };
     const asked: string[] = [];
-    const reader = new TaskListReader(fakeTasks(state, asked));
+    const reader = new TaskListReader(fakeTasks(state, asked), () => {
+      throw new Error('a list of one message is not streamed');
+    }, 1000);
 
     // No copy, a current client version: nothing rendered, json null.
     expect(await reader.read('w', 'p', '5')).toEqual({ version: '5', json: null });

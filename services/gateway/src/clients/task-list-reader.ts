@@ -1,7 +1,8 @@
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { LRUCache } from 'lru-cache';
-import type { ListTasksResponse__Output } from '@tws/proto-types/generated/tasks/v1/ListTasksResponse';
+import type { StreamTasksRequest } from '@tws/proto-types/generated/tasks/v1/StreamTasksRequest';
 import type { TasksApi } from './backends.js';
+import { StreamedTaskList, type StreamTasksCall } from './streamed-task-list.js';
 
 interface ListCopy {
   version: string;
@@ -11,12 +12,13 @@ interface ListCopy {
 /** Bytes of rendered lists kept per gateway replica (~230 lists of 300 tasks). */
 const maxCopyBytes = 32 * 1024 * 1024;
 /**
- * Only a list answered in one message (at most ~1 MiB; a larger one comes in pages) is kept, so one
- * large project cannot evict every other copy.
+ * Only a list answered in one message (at most ~1 MiB; a larger one is streamed, and never copied)
+ * is kept, so one large project cannot evict every other copy.
  */
 const maxCopiedListBytes = 2 * 1024 * 1024;
-/** Bytes of a paged list buffered towards the client: about one page is read ahead, no more. */
-const pagedHighWaterMark = 64 * 1024;
+
+/** Opens a tasks.v1.TasksService.StreamTasks call (clients/backends.ts). */
+export type OpenTaskListStream = (request: StreamTasksRequest) => StreamTasksCall;
 
 /** A task list read: its version, and its JSON (null: the list is still at the version the client holds). */
 export interface TaskListRead {
@@ -28,8 +30,9 @@ export interface TaskListRead {
  * Reads task lists for `GET /v1/projects/:projectId/tasks`, keeping the last rendered copy of each
  * and its version. Every request still asks the tasks service (so it is always current, on every
  * replica): with the version it holds, the answer is "not modified" (no JSON) unless a task of the
- * project changed since, and the copy is served. A list over one message (~1 MiB) is answered in
- * pages, streamed to the client as they are read: memory does not grow with the list.
+ * project changed since, and the copy is served. A list over one message (~1 MiB) is `streamed`:
+ * it is read with StreamTasks (one snapshot) and piped to the client chunk by chunk, at the
+ * client's pace (streamed-task-list.ts): memory does not grow with the list, and it is never copied.
  *
  * A client that holds a version itself (its If-None-Match tag) is asked about when this replica holds
  * no newer copy: still current, the answer is `json: null` and nothing is rendered anywhere.
@@ -40,11 +43,16 @@ export class TaskListReader {
     sizeCalculation: (copy) => copy.json.length + 100,
   });
 
-  constructor(private readonly tasks: TasksApi) {}
+  constructor(
+    private readonly tasks: TasksApi,
+    private readonly openStream: OpenTaskListStream,
+    /** How long StreamTasks may take to send its first message (GRPC_DEADLINE_MS). */
+    private readonly firstMessageMs: number,
+  ) {}
 
   /**
-   * The list's version and JSON: a buffer, or for a paged list a stream (which fails if the list
-   * changes meanwhile); null JSON when the list is still at `clientVersion` (a decimal version).
+   * The list's version and JSON: a buffer, or for a large list a stream (of one snapshot, whose
+   * version it is); null JSON when the list is still at `clientVersion` (a decimal version).
    */
   async read(workspaceId: string, projectId: string, clientVersion?: string): Promise<TaskListRead> {
     const key = `${workspaceId}/${projectId}`;
@@ -58,10 +66,7 @@ export class TaskListReader {
       if (copy === undefined) throw new Error('ListTasks answered not modified for a version this gateway does not hold');
       return { version: copy.version, json: copy.json };
     }
-    if (answer.nextOffset > 0) {
-      const json = Readable.from(this.pages(workspaceId, projectId, answer), { objectMode: false, highWaterMark: pagedHighWaterMark });
-      return { version: answer.version, json };
-    }
+    if (answer.streamed) return this.streamed(workspaceId, projectId);
     const newest = this.copies.get(key);
     if (answer.tasksJson.length <= maxCopiedListBytes && (newest === undefined || BigInt(newest.version) < BigInt(answer.version))) {
       this.copies.set(key, { version: answer.version, json: answer.tasksJson });
@@ -69,19 +74,17 @@ export class TaskListReader {
     return { version: answer.version, json: answer.tasksJson };
   }
 
-  /** `[` + each page's tasks, comma separated + `]`; the next page is asked for once the last is sent. */
-  private async *pages(workspaceId: string, projectId: string, first: ListTasksResponse__Output): AsyncGenerator<Buffer> {
-    yield first.tasksJson.subarray(0, -1);
-    let offset = first.nextOffset;
-    while (offset > 0) {
-      const page = await this.tasks.ListTasks({ workspaceId, projectId, knownVersion: '0', offset });
-      if (page.notModified || page.version !== first.version) throw new Error('task list changed while it was read in pages');
-      const tasks = page.tasksJson.subarray(1, -1);
-      if (tasks.length === 0) throw new Error('ListTasks answered an empty page of a paged list');
-      yield Buffer.from(',');
-      yield tasks;
-      offset = page.nextOffset;
+  /**
+   * The list read with StreamTasks, once its first message came (its version, which may be newer
+   * than ListTasks's: the ETag names the snapshot sent). A failure before that is the request's.
+   */
+  private async streamed(workspaceId: string, projectId: string): Promise<TaskListRead> {
+    const json = new StreamedTaskList(this.openStream({ workspaceId, projectId }), this.firstMessageMs);
+    try {
+      return { version: await json.version, json };
+    } catch (error) {
+      json.destroy();
+      throw error;
     }
-    yield Buffer.from(']');
   }
 }

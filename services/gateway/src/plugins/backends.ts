@@ -59,7 +59,7 @@ async function backendsPlugin(app: FastifyInstance, options: BackendsOptions): P
   app.decorate('revocationsApi', backends.revocations);
   app.decorate('rateLimitsApi', backends.rateLimits);
   app.decorate('taskReader', new TaskReader(backends.tasks));
-  app.decorate('taskListReader', new TaskListReader(backends.tasks));
+  app.decorate('taskListReader', new TaskListReader(backends.tasks, backends.streamTasks, options.config.GRPC_DEADLINE_MS));
   app.decorate('idempotencyApi', backends.idempotency);
   app.decorate('attachmentsApi', backends.attachments);
   app.decorate('webhooksApi', backends.webhooks);

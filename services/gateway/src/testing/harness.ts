@@ -153,7 +153,28 @@ export async function startFakeTasks(): Promise<FakeTasks> {
   const handlers = new Map<string, FakeHandler>();
   const calls: FakeTasks['calls'] = [];
   const implementation: grpc.UntypedServiceImplementation = {};
-  for (const method of Object.keys(definition)) {
+  for (const [method, methodDefinition] of Object.entries(definition)) {
+    if (methodDefinition.responseStream) {
+      // A server-streaming fake: the handler answers the messages to send, in order (or throws).
+      implementation[method] = (call: grpc.ServerWritableStream<Record<string, unknown>, unknown>) => {
+        calls.push({ method, request: call.request });
+        const handler = handlers.get(method);
+        Promise.resolve()
+          .then(() => {
+            if (!handler) throw new RpcFailure(grpc.status.UNIMPLEMENTED, `${method} not faked`);
+            return handler(call.request);
+          })
+          .then(
+            (messages) => {
+              for (const message of messages as unknown[]) call.write(message);
+              call.end();
+            },
+            (error: unknown) =>
+              call.emit('error', error instanceof RpcFailure ? { code: error.code, details: error.details } : { code: grpc.status.INTERNAL, details: String(error) }),
+          );
+      };
+      continue;
+    }
     implementation[method] = (
       call: grpc.ServerUnaryCall<Record<string, unknown>, unknown>,
       callback: grpc.sendUnaryData<unknown>,

@@ -11,6 +11,7 @@ import { revocationServiceHandlers } from './revocation-service.js';
 import { settingsServiceHandlers } from './settings-service.js';
 import { taskPageServiceHandlers } from './task-page-service.js';
 import { tasksServiceHandlers } from './tasks-service.js';
+import type { TaskListStreamSettings } from './task-list-stream-service.js';
 
 /** The gRPC services of the tasks context, ready for serveBackend (or a test server). */
 export function buildGrpcServices(deps: {
@@ -20,6 +21,7 @@ export function buildGrpcServices(deps: {
   revocations: Revocations;
   revocationHub: RevocationHub;
   idempotency: IdempotencySettings;
+  taskLists: TaskListStreamSettings;
 }): GrpcServiceRegistration[] {
   const proto = loadTasksProto().tasks.v1;
   return [

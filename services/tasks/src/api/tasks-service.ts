@@ -10,6 +10,7 @@ import * as projects from '../domain/projects.js';
 import * as tasks from '../domain/tasks.js';
 import { getTasksJson, listTasksJson } from '../domain/task-views.js';
 import { listTaskPage } from '../domain/task-list-page.js';
+import { streamTasksHandler, type TaskListStreamSettings } from './task-list-stream-service.js';
 import * as workspaces from '../domain/workspaces.js';
 import { commentMessage, memberMessage, membershipMessage, planMessage, projectMessage, sectionMessage, statusMessage, taskMessage, workspaceMessage } from './mappers.js';
 
@@ -43,7 +44,7 @@ function actorInput(actor: Actor__Output | null): tasks.Actor | undefined {
 }
 
 /** tasks.v1.TasksService: thin mapping between the proto messages and the domain operations. */
-export function tasksServiceHandlers({ pool, logger, metrics }: HandlerDeps): TasksServiceHandlers {
+export function tasksServiceHandlers({ pool, logger, metrics, taskLists }: HandlerDeps & { taskLists: TaskListStreamSettings }): TasksServiceHandlers {
   const options = { service: 'tasks.v1.TasksService', logger, metrics };
   const usage = new ApiKeyUsage(pool, logger);
   return {
@@ -127,13 +128,14 @@ export function tasksServiceHandlers({ pool, logger, metrics }: HandlerDeps): Ta
     ListTasks: unary(
       'ListTasks',
       async (request) => {
-        const list = await listTasksJson(pool, request.workspaceId, request.projectId, request.knownVersion || '0', request.offset);
+        const list = await listTasksJson(pool, request.workspaceId, request.projectId, request.knownVersion || '0');
         return list.json === null
-          ? { version: list.version, notModified: true, tasksJson: emptyJson, nextOffset: 0 }
-          : { version: list.version, notModified: false, tasksJson: Buffer.from(list.json), nextOffset: list.nextOffset };
+          ? { version: list.version, notModified: !list.streamed, streamed: list.streamed, tasksJson: emptyJson }
+          : { version: list.version, notModified: false, streamed: false, tasksJson: Buffer.from(list.json) };
       },
       options,
     ),
+    StreamTasks: streamTasksHandler({ pool, logger, metrics, settings: taskLists }),
     ListTaskPage: unary(
       'ListTaskPage',
       async (request) => {

@@ -1,5 +1,5 @@
 import { invalid, notFound, type Queryable } from '@tws/common';
-import { renderTaskList, renderTaskListPage, renderTasks, type RenderedTaskList, type TaskRef } from '../store/task-json.js';
+import { renderTaskList, renderTasks, type RenderedTaskList, type TaskRef } from '../store/task-json.js';
 import { isUuid } from './identifiers.js';
 import { pathId } from './validation.js';
 
@@ -24,19 +24,11 @@ export async function getTasksJson(db: Queryable, refs: readonly TaskRef[]): Pro
 /**
  * `GET /v1/projects/:projectId/tasks`: the project's tasks as the API's list JSON with the list's
  * version, or only the version when it is still `knownVersion` (a decimal int64; "0": none). A list
- * over a page (1 MiB) comes in pages: `offset` > 0 asks for the page after that many tasks.
+ * over one message is only `streamed`: StreamTasks reads it (api/task-list-stream-service.ts).
  */
-export async function listTasksJson(
-  db: Queryable,
-  workspaceId: string,
-  projectId: string,
-  knownVersion: string,
-  offset = 0,
-): Promise<RenderedTaskList> {
+export async function listTasksJson(db: Queryable, workspaceId: string, projectId: string, knownVersion: string): Promise<RenderedTaskList> {
   if (!/^\d{1,19}$/.test(knownVersion)) throw invalid('knownVersion must be a non-negative integer');
-  if (!Number.isSafeInteger(offset) || offset < 0) throw invalid('offset must be a non-negative integer');
-  const ids = [pathId(workspaceId, 'workspace'), pathId(projectId, 'project')] as const;
-  const list = offset > 0 ? await renderTaskListPage(db, ...ids, offset) : await renderTaskList(db, ...ids, knownVersion);
+  const list = await renderTaskList(db, pathId(workspaceId, 'workspace'), pathId(projectId, 'project'), knownVersion);
   if (list === null) throw notFound('project not found');
   return list;
 }

@@ -68,31 +68,42 @@ export async function renderTasks(db: Queryable, refs: readonly TaskRef[]): Prom
   return rendered;
 }
 
-export type RenderedTaskList = { version: string; json: string | null; nextOffset: number };
+/**
+ * A task list read: `json` is null when it is still at the version asked about (not modified) or
+ * when it is `streamed` (too large for one message: read it with store/task-list-stream.ts).
+ */
+export type RenderedTaskList = { version: string; json: string | null; streamed: boolean };
 
 /**
- * A list over this many bytes of JSON is answered in pages of about this size (a page holds at least
- * one task, and a task's description is capped at 1 MiB of JSON): no message nears gRPC's 32 MiB, and
- * no process holds more than a page of a list, whatever the list's size.
+ * Most bytes of list JSON answered in one message (and so copied by each hop); a larger list is
+ * streamed in chunks. A task's description is capped at 1 MiB of JSON, so no message nears gRPC's
+ * 32 MiB and no process holds more than a chunk or two of a list, whatever the list's size.
  */
 export const listPageBytes = 1024 * 1024;
 
-const displayOrder = 's.position, s.created_at, s.id, t.position, t.number';
+/**
+ * Most tasks in a list answered in one message. The size check reads at most this many + 1 rows,
+ * so it costs the same for 5,000 tasks as for 50,000 (a task's list JSON is ~300 bytes at least,
+ * so this many tasks are over `listPageBytes` anyway).
+ */
+export const maxOneMessageTasks = 4000;
+
+export const displayOrder = 's.position, s.created_at, s.id, t.position, t.number';
 
 /**
  * The project's tasks as a JSON array in the list shape, ordered by section position, then task
  * position, then number, with the list's version (migration 006); `json` is null when the list is
  * still at `knownVersion`. Null when the workspace has no such project. One round trip, one snapshot.
  * Each element is the task's `list_json`, which a trigger renders on every write (migration 005).
- * A list over `listPageBytes` is not rendered here: its first page is (`renderTaskListPage`).
+ * A list over `listPageBytes` or `maxOneMessageTasks` is not rendered here: it is `streamed`.
  */
 export async function renderTaskList(db: Queryable, workspaceId: string, projectId: string, knownVersion: string): Promise<RenderedTaskList | null> {
   const { rows } = await db.query<{ version: string; json: string | null }>({
     name: 'tasks-render-task-list',
     text: `SELECT p.list_version::text AS version,
              CASE WHEN p.list_version = $3::bigint THEN NULL
-               WHEN (SELECT coalesce(sum(octet_length(t.list_json)), 0) FROM tasks t
-                     WHERE t.workspace_id = p.workspace_id AND t.project_id = p.id) > $4 THEN ''
+               WHEN (SELECT count(*) > $5 OR coalesce(sum(b.bytes), 0) > $4
+                     FROM (SELECT octet_length(t.list_json) AS bytes FROM tasks t WHERE t.project_id = p.id LIMIT $5 + 1) b) THEN ''
                ELSE '[' || coalesce((
                  SELECT string_agg(t.list_json, ',' ORDER BY ${displayOrder})
                  FROM tasks t JOIN sections s ON s.id = t.section_id
@@ -100,41 +111,10 @@ export async function renderTaskList(db: Queryable, workspaceId: string, project
                ), '') || ']' END AS json
            FROM projects p
            WHERE p.workspace_id = $1 AND p.id = $2`,
-    values: [workspaceId, projectId, knownVersion, listPageBytes],
+    values: [workspaceId, projectId, knownVersion, listPageBytes, maxOneMessageTasks],
   });
   const row = rows[0];
   if (row === undefined) return null;
-  if (row.json === '') return renderTaskListPage(db, workspaceId, projectId, 0);
-  return { version: row.version, json: row.json, nextOffset: 0 };
-}
-
-/**
- * The tasks after the first `offset` in display order, as a JSON array of about `listPageBytes`
- * (at least one task), with the list's version read in the same snapshot; `nextOffset` is 0 on the
- * last page. Null when the workspace has no such project.
- */
-export async function renderTaskListPage(db: Queryable, workspaceId: string, projectId: string, offset: number): Promise<RenderedTaskList | null> {
-  const { rows } = await db.query<{ version: string; json: string; last: number; total: number }>({
-    name: 'tasks-render-task-list-page',
-    text: `SELECT p.list_version::text AS version, page.json, page.last, page.total
-           FROM projects p CROSS JOIN LATERAL (
-             SELECT '[' || coalesce(string_agg(r.list_json, ',' ORDER BY r.ord), '') || ']' AS json,
-                    coalesce(max(r.ord), 0)::int AS last, coalesce(max(r.total), 0)::int AS total
-             FROM (
-               SELECT w.list_json, w.ord, w.total, sum(octet_length(w.list_json)) OVER (ORDER BY w.ord) AS upto
-               FROM (
-                 SELECT t.list_json, row_number() OVER (ORDER BY ${displayOrder}) AS ord, count(*) OVER () AS total
-                 FROM tasks t JOIN sections s ON s.id = t.section_id
-                 WHERE t.workspace_id = p.workspace_id AND t.project_id = p.id
-               ) w
-               WHERE w.ord > $3
-             ) r
-             WHERE r.upto - octet_length(r.list_json) < $4
-           ) page
-           WHERE p.workspace_id = $1 AND p.id = $2`,
-    values: [workspaceId, projectId, offset, listPageBytes],
-  });
-  const row = rows[0];
-  if (row === undefined) return null;
-  return { version: row.version, json: row.json, nextOffset: row.last < row.total ? row.last : 0 };
+  if (row.json === '') return { version: row.version, json: null, streamed: true };
+  return { version: row.version, json: row.json, streamed: false };
 }

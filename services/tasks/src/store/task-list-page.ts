@@ -22,6 +22,8 @@ export interface TaskListPageQuery {
   workspaceId: string;
   projectId: string;
   limit: number;
+  /** The page stops at about this many bytes of JSON (at least one task); `listPageBytes` when absent. */
+  maxBytes?: number;
   after: TaskListKey | null;
   filters: TaskListFilters;
 }
@@ -108,7 +110,7 @@ export async function renderTaskListKeysetPage(db: Queryable, query: TaskListPag
       filters.listId ?? null,
       filters.updatedSince ?? null,
       query.limit,
-      listPageBytes,
+      query.maxBytes ?? listPageBytes,
     ],
   });
   const row = rows[0];
