@@ -4,6 +4,12 @@ import { fanOutStatement, type FanOutRow } from './fan-out-statement.js';
 
 export type { AttemptOutcome, DeliveryState, DeliveryWork, IncomingEvent } from './delivery-work.js';
 
+/** What one fan-out statement did: deliveries to attempt now, and events queued for the batched fan-out. */
+export interface FanOutResult {
+  work: DeliveryWork[];
+  queued: string[];
+}
+
 export interface LoggedAttempt {
   attempt: number;
   startedAt: Date;
@@ -38,16 +44,24 @@ export interface DeliveryLogEntry {
  * plan does not.
  */
 export class DeliveryStore {
-  constructor(private readonly pool: Pool) {}
+  /**
+   * @param batchSize events of a workspace with more live endpoints than this fan out in batches of
+   * this many deliveries (WEBHOOK_FANOUT_BATCH_SIZE; workers/fanout-expander.ts).
+   */
+  constructor(
+    private readonly pool: Pool,
+    private readonly batchSize = 500,
+  ) {}
 
   /**
    * Records events and creates one delivery per (event, subscribed live endpoint of its workspace),
    * idempotently, and returns every original delivery of these events (new or already known, so a
    * redelivered Kafka message resumes where the last owner stopped), in input order of the events,
-   * then endpoint order. One statement; the payloads stay in this process (the input's).
+   * then endpoint order. One statement; the payloads stay in this process (the input's). Events of a
+   * workspace with more than `batchSize` live endpoints are only recorded, with a fan-out cursor (`queued`).
    */
-  async fanOut(events: IncomingEvent[]): Promise<DeliveryWork[]> {
-    if (events.length === 0) return [];
+  async fanOut(events: IncomingEvent[]): Promise<FanOutResult> {
+    if (events.length === 0) return { work: [], queued: [] };
     const { rows } = await this.pool.query<FanOutRow>({
       text: fanOutStatement,
       values: [
@@ -56,15 +70,26 @@ export class DeliveryStore {
         events.map((event) => event.type),
         events.map((event) => event.taskId),
         events.map((event) => event.payload),
+        this.batchSize,
+        events.map((event) => event.requestId ?? null),
+        events.map((event) => event.traceparent ?? null),
       ],
     });
     const byId = new Map(events.map((event) => [event.id, event]));
-    return rows.map((row) => {
+    const work: DeliveryWork[] = [];
+    const queued: string[] = [];
+    for (const row of rows) {
+      if (row.queued) {
+        queued.push(row.event_id);
+        continue;
+      }
       const event = byId.get(row.event_id);
       if (!event) throw new Error(`fan-out returned a delivery of an unknown event ${row.event_id}`);
-      return toWork({ ...row, type: event.type, task_id: event.taskId, workspace_id: event.workspaceId, payload: event.payload });
-    });
+      work.push(toWork({ ...row, type: event.type, task_id: event.taskId, workspace_id: event.workspaceId, payload: event.payload }));
+    }
+    return { work, queued };
   }
+
 
   /** Current state of the given deliveries (for retry and redelivery messages). */
   async load(deliveryIds: string[]): Promise<Map<string, DeliveryWork>> {

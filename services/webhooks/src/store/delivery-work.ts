@@ -31,6 +31,9 @@ export interface IncomingEvent {
   type: string;
   taskId: string;
   payload: Buffer;
+  /** The request that caused the event and its trace context (kept with a batched fan-out's cursor). */
+  requestId?: string | undefined;
+  traceparent?: string | undefined;
 }
 
 export interface WorkRow {
