@@ -42,8 +42,8 @@ describe('batched fan-out (FanOutStore)', () => {
     const { work, queued } = await deliveries.fanOut([big, ordinary]);
     expect(queued).toEqual([big.id]);
     expect(work.map((item) => item.eventId)).toEqual(small.endpoints.map(() => ordinary.id));
-    const { rows } = await pool.query('SELECT count(*)::int AS n FROM deliveries WHERE event_id = $1', [big.id]);
-    expect(rows[0].n).toBe(0);
+    const { rows } = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM deliveries WHERE event_id = $1', [big.id]);
+    expect(rows[0]?.n).toBe(0);
     // The redelivered message: nothing new, nothing read back (the cursor holds the progress).
     expect(await deliveries.fanOut([big])).toEqual({ work: [], queued: [] });
     // A later event of that workspace queues behind the first, even with few endpoints left.
