@@ -42,12 +42,14 @@ export const fanOutStatement = `WITH input AS (
     ON CONFLICT (id) DO NOTHING
     RETURNING id, in_batches
   ), queued AS (
-    INSERT INTO fanouts (event_id, workspace_id, request_id, traceparent)
-    SELECT f.id, f.workspace_id, i.request_id, i.traceparent
+    -- One cursor per shard of the endpoint ids (store/fanouts.ts).
+    INSERT INTO fanouts (event_id, shard, workspace_id, request_id, traceparent)
+    SELECT f.id, s.shard, f.workspace_id, i.request_id, i.traceparent
     FROM recorded r JOIN firsts f ON f.id = r.id
     JOIN unnest($7::text[], $8::text[]) WITH ORDINALITY AS i (request_id, traceparent, ord) ON i.ord = f.ord
+    CROSS JOIN generate_series(0, 15) AS s (shard)
     WHERE r.in_batches
-    ORDER BY f.ord
+    ORDER BY f.ord, s.shard
     RETURNING event_id
   ), created AS (
     INSERT INTO deliveries (id, endpoint_id, event_id, created_at, updated_at)
@@ -72,5 +74,5 @@ export const fanOutStatement = `WITH input AS (
   JOIN firsts f ON f.id = d.event_id
   JOIN endpoints e ON e.id = d.endpoint_id
   UNION ALL
-  SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, event_id, true, NULL, NULL FROM queued
+  SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, event_id, true, NULL, NULL FROM (SELECT DISTINCT event_id FROM queued) q
   ORDER BY queued, ord, endpoint_created_at, endpoint_id`;

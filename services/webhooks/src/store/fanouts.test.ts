@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createPool, type Pool } from '@tws/common';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DeliveryStore, type IncomingEvent } from './deliveries.js';
-import { FanOutStore } from './fanouts.js';
+import { fanOutShards, FanOutStore } from './fanouts.js';
 
 /** Against the test stack's Postgres (schema webhooks), in workspaces of their own; batches of 10. */
 describe('batched fan-out (FanOutStore)', () => {
@@ -19,11 +19,13 @@ describe('batched fan-out (FanOutStore)', () => {
     await pool.end();
   });
 
+  /** `count` endpoints, all in shard 0 (ids starting with 0). */
   async function workspaceWith(count: number): Promise<{ workspaceId: string; endpoints: string[] }> {
     const workspaceId = `fanout-${randomUUID()}`;
     const { rows } = await pool.query<{ id: string }>(
       `INSERT INTO endpoints (id, workspace_id, url, events, secret_ciphertext)
-       SELECT gen_random_uuid(), $1, 'https://e' || n || '.example/', '{task.updated}', '\\x00' FROM generate_series(1, $2) AS n
+       SELECT overlay(gen_random_uuid()::text placing '0' from 1)::uuid, $1, 'https://e' || n || '.example/', '{task.updated}', '\\x00'
+       FROM generate_series(1, $2) AS n
        RETURNING id`,
       [workspaceId, count],
     );
@@ -50,16 +52,19 @@ describe('batched fan-out (FanOutStore)', () => {
     await pool.query('UPDATE endpoints SET deleted_at = now() WHERE id = ANY ($1::uuid[])', [large.endpoints.slice(0, 5)]);
     const later = eventOf(large.workspaceId);
     expect((await deliveries.fanOut([later])).queued).toEqual([later.id]);
-    const first = await fanOuts.next(large.workspaceId, null);
-    expect(first).toMatchObject({ eventId: big.id, afterEndpoint: null, requestId: 'req-1' });
-    expect(await fanOuts.next(large.workspaceId, first!.seq)).toMatchObject({ eventId: later.id });
+    // One cursor per shard of the endpoint ids.
+    const shards = await pool.query<{ shard: number }>('SELECT shard FROM fanouts WHERE event_id = $1 ORDER BY shard', [big.id]);
+    expect(shards.rows.map((row) => row.shard)).toEqual(Array.from({ length: fanOutShards }, (_, shard) => shard));
+    const first = await fanOuts.next({ workspaceId: large.workspaceId, shard: 3 }, null);
+    expect(first).toMatchObject({ eventId: big.id, shard: 3, afterEndpoint: null, requestId: 'req-1' });
+    expect(await fanOuts.next({ workspaceId: large.workspaceId, shard: 3 }, first!.seq)).toMatchObject({ eventId: later.id });
   });
 
   it('creates each batch idempotently by endpoint id: a repeated batch returns the same deliveries, the walk covers every endpoint once', async () => {
     const { workspaceId, endpoints } = await workspaceWith(25);
     const event = eventOf(workspaceId);
     expect((await deliveries.fanOut([event])).queued).toEqual([event.id]);
-    const fanOut = (await fanOuts.next(workspaceId, null))!;
+    const fanOut = (await fanOuts.next({ workspaceId, shard: 0 }, null))!;
 
     const firstBatch = await fanOuts.expand(fanOut, null, 10);
     expect(firstBatch.work.map((item) => item.endpointId)).toEqual(endpoints.slice(0, 10));
@@ -69,8 +74,11 @@ describe('batched fan-out (FanOutStore)', () => {
     expect(again.work.map((item) => item.deliveryId)).toEqual(firstBatch.work.map((item) => item.deliveryId));
     expect(again.work[0]).toMatchObject({ eventId: event.id, workspaceId, taskId: 'task-1', state: 'pending', nextAttempt: 1 });
     expect(again.work[0]!.payload.equals(event.payload)).toBe(true);
-    await fanOuts.advance(event.id, firstBatch.lastEndpoint!);
-    expect((await fanOuts.next(workspaceId, null))?.afterEndpoint).toBe(endpoints[9]);
+    await fanOuts.advance(fanOut, firstBatch.lastEndpoint!);
+    expect((await fanOuts.next({ workspaceId, shard: 0 }, null))?.afterEndpoint).toBe(endpoints[9]);
+    // Another shard walks none of these endpoints.
+    const shardOne = (await fanOuts.next({ workspaceId, shard: 1 }, null))!;
+    expect(await fanOuts.expand(shardOne, null, 10)).toEqual({ work: [], lastEndpoint: null, walked: 0 });
 
     // An endpoint deleted after its delivery was created: read back (the pipeline cancels it), not lost.
     await pool.query('UPDATE endpoints SET deleted_at = now() WHERE id = $1', [endpoints[12]]);
@@ -89,17 +97,21 @@ describe('batched fan-out (FanOutStore)', () => {
     expect(deleted.work).toEqual([]);
     expect(deleted.lastEndpoint).toBe(endpoints[12]);
 
-    await fanOuts.finish(event.id);
-    expect(await fanOuts.next(workspaceId, null)).toBeUndefined();
+    await fanOuts.finish(fanOut);
+    expect(await fanOuts.next({ workspaceId, shard: 0 }, null)).toBeUndefined();
   });
 
-  it('leases a workspace to one owner at a time', async () => {
-    const workspaceId = `fanout-${randomUUID()}`;
-    expect(await fanOuts.lease('a', [workspaceId], 10_000)).toEqual([workspaceId]);
-    expect(await fanOuts.lease('b', [workspaceId], 10_000)).toEqual([]);
-    expect(await fanOuts.lease('a', [workspaceId], 10_000)).toEqual([workspaceId]);
-    await fanOuts.release('a', [workspaceId]);
-    expect(await fanOuts.lease('b', [workspaceId], 10_000)).toEqual([workspaceId]);
-    await fanOuts.release('b', [workspaceId]);
+  it('leases a (workspace, shard) to one owner at a time; a lapsed lease can be taken', async () => {
+    const key = { workspaceId: `fanout-${randomUUID()}`, shard: 5 };
+    const other = { ...key, shard: 6 };
+    expect(await fanOuts.lease('a', [key], 10_000)).toEqual([key]);
+    expect(await fanOuts.lease('b', [key, other], 10_000)).toEqual([other]);
+    expect(await fanOuts.lease('a', [key], 10_000)).toEqual([key]);
+    await fanOuts.release('a', [key]);
+    expect(await fanOuts.lease('b', [key], 10)).toEqual([key]);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await fanOuts.lease('a', [key], 10_000)).toEqual([key]);
+    await fanOuts.release('a', [key]);
+    await fanOuts.release('b', [other]);
   });
 });

@@ -1,10 +1,26 @@
 import type { Pool } from '@tws/common';
 import { backlogColumn, toWork, type DeliveryState, type DeliveryWork } from './delivery-work.js';
 
-/** An event whose deliveries are created in batches (migration 009), with its durable cursor. */
+/** Shards of a fan-out: endpoint ids by their first hex digit (random UUIDs spread evenly). */
+export const fanOutShards = 16;
+
+/** The endpoint id range of a shard: [lower, upper), upper null for the last. */
+export function shardBounds(shard: number): { lower: string; upper: string | null } {
+  const bound = (digit: number) => `${digit.toString(16)}0000000-0000-0000-0000-000000000000`;
+  return { lower: bound(shard), upper: shard + 1 < fanOutShards ? bound(shard + 1) : null };
+}
+
+/** A (workspace, shard) whose fan-outs one replica expands at a time. */
+export interface FanOutKey {
+  workspaceId: string;
+  shard: number;
+}
+
+/** One shard of an event whose deliveries are created in batches (migration 009), with its durable cursor. */
 export interface QueuedFanOut {
   eventId: string;
   workspaceId: string;
+  shard: number;
   seq: string;
   type: string;
   taskId: string;
@@ -51,7 +67,7 @@ interface BatchRow {
 const expandStatement = `WITH batch AS (
     SELECT e.id, e.deleted_at IS NULL AND e.disabled_at IS NULL AND $2::text = ANY (e.events) AS target
     FROM endpoints e
-    WHERE e.workspace_id = $1 AND ($3::uuid IS NULL OR e.id > $3::uuid)
+    WHERE e.workspace_id = $1 AND e.id >= $6::uuid AND ($7::uuid IS NULL OR e.id < $7::uuid) AND ($3::uuid IS NULL OR e.id > $3::uuid)
     ORDER BY e.id LIMIT $4
   ), created AS (
     INSERT INTO deliveries (id, endpoint_id, event_id, created_at, updated_at)
@@ -78,39 +94,47 @@ const expandStatement = `WITH batch AS (
 export class FanOutStore {
   constructor(private readonly pool: Pool) {}
 
-  /** Workspaces with fan-outs queued (at most `limit`); the table holds only unfinished ones. */
-  async workspaces(limit = 100): Promise<string[]> {
-    const { rows } = await this.pool.query<{ workspace_id: string }>({
-      text: 'SELECT DISTINCT workspace_id FROM fanouts LIMIT $1',
+  /**
+   * (Workspace, shard) pairs with fan-outs queued and no live lease (at most `limit`, oldest fan-out
+   * first); the table holds only unfinished fan-outs.
+   */
+  async free(limit = 200): Promise<FanOutKey[]> {
+    const { rows } = await this.pool.query<{ workspace_id: string; shard: number }>({
+      text: `SELECT q.workspace_id, q.shard
+       FROM (SELECT workspace_id, shard, min(seq) AS first FROM fanouts GROUP BY workspace_id, shard) q
+       LEFT JOIN fanout_leases l ON l.workspace_id = q.workspace_id AND l.shard = q.shard
+       WHERE l.owner IS NULL OR l.expires_at < clock_timestamp()
+       ORDER BY q.first LIMIT $1`,
       values: [limit],
     });
-    return rows.map((row) => row.workspace_id);
+    return rows.map((row) => ({ workspaceId: row.workspace_id, shard: row.shard }));
   }
 
-  /** Takes or renews the lease of these workspaces' fan-outs for `owner`; returns the ones it holds. */
-  async lease(owner: string, workspaceIds: string[], leaseMs: number): Promise<string[]> {
-    if (workspaceIds.length === 0) return [];
-    const { rows } = await this.pool.query<{ workspace_id: string }>({
-      text: `INSERT INTO fanout_leases (workspace_id, owner, expires_at)
-       SELECT id, $2, clock_timestamp() + make_interval(secs => $3::float8 / 1000) FROM unnest($1::text[]) AS i (id)
-       ON CONFLICT (workspace_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+  /** Takes or renews the lease of these (workspace, shard) pairs for `owner`; returns the ones it holds. */
+  async lease(owner: string, keys: FanOutKey[], leaseMs: number): Promise<FanOutKey[]> {
+    if (keys.length === 0) return [];
+    const { rows } = await this.pool.query<{ workspace_id: string; shard: number }>({
+      text: `INSERT INTO fanout_leases (workspace_id, shard, owner, expires_at)
+       SELECT id, shard, $3, clock_timestamp() + make_interval(secs => $4::float8 / 1000) FROM unnest($1::text[], $2::smallint[]) AS i (id, shard)
+       ON CONFLICT (workspace_id, shard) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
        WHERE fanout_leases.owner = excluded.owner OR fanout_leases.expires_at < clock_timestamp()
-       RETURNING workspace_id`,
-      values: [workspaceIds, owner, leaseMs],
+       RETURNING workspace_id, shard`,
+      values: [keys.map((key) => key.workspaceId), keys.map((key) => key.shard), owner, leaseMs],
     });
-    return rows.map((row) => row.workspace_id);
+    return rows.map((row) => ({ workspaceId: row.workspace_id, shard: row.shard }));
   }
 
-  async release(owner: string, workspaceIds: string[]): Promise<void> {
-    if (workspaceIds.length === 0) return;
+  async release(owner: string, keys: FanOutKey[]): Promise<void> {
+    if (keys.length === 0) return;
     await this.pool.query({
-      text: 'DELETE FROM fanout_leases WHERE workspace_id = ANY ($1::text[]) AND owner = $2',
-      values: [workspaceIds, owner],
+      text: `DELETE FROM fanout_leases l USING unnest($1::text[], $2::smallint[]) AS i (id, shard)
+       WHERE l.workspace_id = i.id AND l.shard = i.shard AND l.owner = $3`,
+      values: [keys.map((key) => key.workspaceId), keys.map((key) => key.shard), owner],
     });
   }
 
-  /** The workspace's next fan-out after `afterSeq` (event order), with its event. */
-  async next(workspaceId: string, afterSeq: string | null): Promise<QueuedFanOut | undefined> {
+  /** The next fan-out of the workspace's shard after `afterSeq` (event order), with its event. */
+  async next({ workspaceId, shard }: FanOutKey, afterSeq: string | null): Promise<QueuedFanOut | undefined> {
     const { rows } = await this.pool.query<{
       event_id: string;
       seq: string;
@@ -123,15 +147,16 @@ export class FanOutStore {
     }>({
       text: `SELECT q.event_id, q.seq::text AS seq, ev.type, ev.task_id, ev.payload, q.after_endpoint, q.request_id, q.traceparent
        FROM fanouts q JOIN events ev ON ev.id = q.event_id
-       WHERE q.workspace_id = $1 AND ($2::bigint IS NULL OR q.seq > $2::bigint)
+       WHERE q.workspace_id = $1 AND q.shard = $3 AND ($2::bigint IS NULL OR q.seq > $2::bigint)
        ORDER BY q.seq LIMIT 1`,
-      values: [workspaceId, afterSeq],
+      values: [workspaceId, afterSeq, shard],
     });
     const row = rows[0];
     if (!row) return undefined;
     return {
       eventId: row.event_id,
       workspaceId,
+      shard,
       seq: row.seq,
       type: row.type,
       taskId: row.task_id,
@@ -142,11 +167,12 @@ export class FanOutStore {
     };
   }
 
-  /** Creates (or finds again) the deliveries of the next `limit` endpoints after `after`. */
+  /** Creates (or finds again) the deliveries of the shard's next `limit` endpoints after `after`. */
   async expand(fanOut: QueuedFanOut, after: string | null, limit: number): Promise<FanOutBatch> {
+    const { lower, upper } = shardBounds(fanOut.shard);
     const { rows } = await this.pool.query<BatchRow>({
       text: expandStatement,
-      values: [fanOut.workspaceId, fanOut.type, after, limit, fanOut.eventId],
+      values: [fanOut.workspaceId, fanOut.type, after, limit, fanOut.eventId, lower, upper],
     });
     const first = rows[0];
     const work: DeliveryWork[] = [];
@@ -159,16 +185,17 @@ export class FanOutStore {
     return { work, lastEndpoint: first?.last_endpoint ?? null, walked: Number(first?.walked ?? 0) };
   }
 
-  /** Every delivery up to `endpointId` is finished: a new owner resumes after it. */
-  async advance(eventId: string, endpointId: string): Promise<void> {
+  /** Every delivery of the shard up to `endpointId` is finished: a new owner resumes after it. */
+  async advance(fanOut: QueuedFanOut, endpointId: string): Promise<void> {
     await this.pool.query({
-      text: 'UPDATE fanouts SET after_endpoint = $2 WHERE event_id = $1 AND (after_endpoint IS NULL OR after_endpoint < $2::uuid)',
-      values: [eventId, endpointId],
+      text: `UPDATE fanouts SET after_endpoint = $3 WHERE event_id = $1 AND shard = $2
+       AND (after_endpoint IS NULL OR after_endpoint < $3::uuid)`,
+      values: [fanOut.eventId, fanOut.shard, endpointId],
     });
   }
 
-  /** The whole fan-out is finished. */
-  async finish(eventId: string): Promise<void> {
-    await this.pool.query({ text: 'DELETE FROM fanouts WHERE event_id = $1', values: [eventId] });
+  /** The fan-out's shard is finished. */
+  async finish(fanOut: QueuedFanOut): Promise<void> {
+    await this.pool.query({ text: 'DELETE FROM fanouts WHERE event_id = $1 AND shard = $2', values: [fanOut.eventId, fanOut.shard] });
   }
 }

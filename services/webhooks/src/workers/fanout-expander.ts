@@ -3,7 +3,7 @@ import type { Logger } from '@tws/common';
 import { retryUntilDone, sleep } from '@tws/common';
 import { taskEventsTopic } from '@tws/contracts';
 import type { DeliveryPipeline } from '../domain/delivery/pipeline.js';
-import type { FanOutStore, QueuedFanOut } from '../store/fanouts.js';
+import type { FanOutKey, FanOutStore, QueuedFanOut } from '../store/fanouts.js';
 import type { DeliveryWork } from '../store/delivery-work.js';
 import { underRequest } from './consumer/handlers.js';
 
@@ -22,12 +22,19 @@ export interface ExpanderOptions {
   leaseMs?: number;
 }
 
+/** New (workspace, shard) leases one tick takes at most, and only with room for a batch: the replicas share a fan-out. */
+const newLeasesPerTick = 2;
+
+const keyOf = ({ workspaceId, shard }: FanOutKey): string => `${workspaceId}\u0000${shard}`;
+
 /**
- * Creates the deliveries of large fan-outs (events recorded with a cursor in `fanouts`, see
- * store/fan-out-statement.ts) in batches by endpoint id, and hands them to the pipeline as first
- * attempts in event order. One replica at a time expands a workspace's fan-outs (a lease per
- * workspace, renewed every tick), one fan-out after the other (the next starts once the previous is
- * fully created; the pipeline's per (endpoint, task) serializer keeps their requests in order).
+ * Creates the deliveries of large fan-outs (events recorded with a cursor per shard of the endpoint
+ * ids in `fanouts`, see store/fan-out-statement.ts) in batches by endpoint id, and hands them to the
+ * pipeline as first attempts in event order. One replica at a time expands a (workspace, shard) (a
+ * lease, renewed every tick), one fan-out after the other (the next starts once the previous is fully
+ * created; the pipeline's per (endpoint, task) serializer keeps their requests in order). A replica
+ * takes new leases only while it has room for a batch, two a tick, so the replicas share a large
+ * fan-out and an endpoint's deliveries stay in one replica.
  *
  * Bounded: at most `maxInFlight` of these deliveries are unsettled here (no batch is created before
  * there is room for it), so memory does not grow with the fan-out; each statement writes one batch.
@@ -39,7 +46,8 @@ export interface ExpanderOptions {
  */
 export class FanOutExpander {
   private readonly owner = `${process.pid}-${randomUUID()}`;
-  private readonly held = new Set<string>();
+  /** Leases held, by keyOf. */
+  private readonly held = new Map<string, FanOutKey>();
   private readonly running = new Map<string, Promise<void>>();
   private readonly intervalMs: number;
   private readonly leaseMs: number;
@@ -85,33 +93,37 @@ export class FanOutExpander {
 
   private async tick(): Promise<void> {
     const { store } = this.options;
-    const queued = await store.workspaces();
-    const candidates = [...new Set([...queued, ...this.held])];
-    const held = await store.lease(this.owner, candidates, this.leaseMs);
-    const holding = new Set(held);
-    for (const workspaceId of this.held) {
-      if (!holding.has(workspaceId)) {
-        this.options.logger.warn({ workspaceId }, 'lost the fan-out lease of a workspace; its next batches are left to the new holder');
-        this.held.delete(workspaceId);
+    const free = await store.free();
+    const wanted = [...this.held.values(), ...(this.hasRoom() ? free.slice(0, newLeasesPerTick) : [])];
+    const holding = new Map((await store.lease(this.owner, wanted, this.leaseMs)).map((key) => [keyOf(key), key]));
+    for (const [id, key] of this.held) {
+      if (!holding.has(id)) {
+        this.options.logger.warn({ workspaceId: key.workspaceId, shard: key.shard }, 'lost a fan-out lease; its next batches are left to the new holder');
+        this.held.delete(id);
       }
     }
-    for (const workspaceId of held) {
-      this.held.add(workspaceId);
-      if (this.stopped || this.running.has(workspaceId)) continue;
-      const run = this.runWorkspace(workspaceId)
-        .catch((error: unknown) => this.options.logger.warn({ err: error, workspaceId }, 'fan-out interrupted; the cursor keeps its progress'))
-        .finally(() => this.running.delete(workspaceId));
-      this.running.set(workspaceId, run);
+    for (const [id, key] of holding) {
+      this.held.set(id, key);
+      if (this.stopped || this.running.has(id)) continue;
+      const run = this.runShard(key)
+        .catch((error: unknown) => this.options.logger.warn({ err: error, workspaceId: key.workspaceId }, 'fan-out interrupted; the cursor keeps its progress'))
+        .finally(() => {
+          this.running.delete(id);
+          // Room again: take the next lease now rather than at the next tick.
+          this.kick();
+        });
+      this.running.set(id, run);
     }
   }
 
-  /** The workspace's fan-outs in event order, while this replica holds its lease. */
-  private async runWorkspace(workspaceId: string): Promise<void> {
+  /** The fan-outs of a (workspace, shard) in event order, while this replica holds its lease. */
+  private async runShard(key: FanOutKey): Promise<void> {
+    const id = keyOf(key);
     const finishing: Array<Promise<void>> = [];
     let afterSeq: string | null = null;
     try {
-      while (this.active(workspaceId)) {
-        const fanOut = await this.durably(() => this.options.store.next(workspaceId, afterSeq), 'read the next fan-out');
+      while (this.active(id)) {
+        const fanOut = await this.durably(() => this.options.store.next(key, afterSeq), 'read the next fan-out');
         if (!fanOut) break;
         afterSeq = fanOut.seq;
         const { settled, complete } = await this.expand(fanOut);
@@ -120,13 +132,18 @@ export class FanOutExpander {
       }
       await Promise.all(finishing);
     } finally {
-      // Given back only once nothing of it runs here; fan-outs queued meanwhile are leased again on the next tick.
-      if (!this.stopped && this.held.delete(workspaceId)) await this.options.store.release(this.owner, [workspaceId]);
+      // Given back only once nothing of it runs here; fan-outs queued meanwhile are leased again on a later tick.
+      if (!this.stopped && this.held.delete(id)) await this.options.store.release(this.owner, [key]);
     }
   }
 
-  private active(workspaceId: string): boolean {
-    return !this.stopped && this.held.has(workspaceId);
+  private active(id: string): boolean {
+    return !this.stopped && this.held.has(id);
+  }
+
+  private hasRoom(): boolean {
+    const { batchSize, maxInFlight, maxPending, pipeline } = this.options;
+    return this.unsettled === 0 || (this.unsettled + batchSize <= maxInFlight && pipeline.inFlight + batchSize <= maxPending);
   }
 
   /**
@@ -139,17 +156,18 @@ export class FanOutExpander {
     let after = fanOut.afterEndpoint;
     // Cursor moves in batch order: each batch's advance waits for the previous one's.
     let cursor: Promise<void> = Promise.resolve();
+    const id = keyOf(fanOut);
     for (;;) {
       await this.roomForBatch();
-      if (!this.active(fanOut.workspaceId)) return { settled: cursor, complete: false };
+      if (!this.active(id)) return { settled: cursor, complete: false };
       const batch = await this.durably(() => store.expand(fanOut, after, batchSize), 'create a fan-out batch');
       const settled = Promise.all(batch.work.map((work) => this.attempt(fanOut, work)));
       const last = batch.lastEndpoint;
       const lastBatch = batch.walked < batchSize || last === null;
       cursor = cursor.then(async () => {
         await settled;
-        if (lastBatch) await this.durably(() => store.finish(fanOut.eventId), 'finish a fan-out');
-        else if (last !== null) await this.durably(() => store.advance(fanOut.eventId, last), 'move a fan-out cursor');
+        if (lastBatch) await this.durably(() => store.finish(fanOut), 'finish a fan-out');
+        else if (last !== null) await this.durably(() => store.advance(fanOut, last), 'move a fan-out cursor');
       });
       if (lastBatch) return { settled: cursor, complete: true };
       after = last;
@@ -168,9 +186,7 @@ export class FanOutExpander {
 
   /** Waits until one more batch fits under both caps (re-checked at least every 50 ms: the pipeline's load changes by itself). */
   private async roomForBatch(): Promise<void> {
-    const { batchSize, maxInFlight, maxPending, pipeline } = this.options;
-    const fits = () => this.unsettled === 0 || (this.unsettled + batchSize <= maxInFlight && pipeline.inFlight + batchSize <= maxPending);
-    while (!this.stopped && !fits()) {
+    while (!this.stopped && !this.hasRoom()) {
       await Promise.race([new Promise<void>((resolve) => (this.wake = resolve)), sleep(50)]);
     }
   }
@@ -189,7 +205,7 @@ export class FanOutExpander {
     this.wake?.();
     await this.ticking;
     await Promise.race([Promise.all(this.running.values()), sleep(timeoutMs)]);
-    await this.options.store.release(this.owner, [...this.held]).catch(() => undefined);
+    await this.options.store.release(this.owner, [...this.held.values()]).catch(() => undefined);
     this.held.clear();
   }
 }
