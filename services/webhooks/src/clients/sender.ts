@@ -42,7 +42,8 @@ interface PoolEntry {
 }
 
 const idlePoolMs = 60_000;
-const maxPools = 2_000;
+/** Keep-alive pools held at most (least recently used evicted): each idle TLS connection holds ~0.1 MB, and a fan-out to 10,000 endpoints must not keep 10,000 (or 2,000) of them. */
+const maxPools = 500;
 
 /**
  * Sends webhook attempts. Every attempt vets the endpoint's host again (DNS + SSRF guard), then

@@ -13,7 +13,6 @@ import {
   requestIdOfMessage,
   traceparentOfMessage,
   type MessageHeaders,
-  type ParsedTaskEvent,
 } from '@tws/contracts';
 import type { Acceptance, IncomingMessage, MessageHandler } from './runner.js';
 
