@@ -44,9 +44,10 @@ export function startProcess(
   const exited = new Promise<number | null>((resolve) => {
     child.once('exit', (code, signal) => {
       running.delete(managed);
-      log.end();
       resolve(code ?? (signal ? 128 : null));
     });
+    // Output can still arrive after 'exit' (a killed process's last buffered lines): end the log once the pipes closed.
+    child.once('close', () => log.end());
     child.once('error', () => resolve(null));
   });
   const waitOrKill = async (signal: NodeJS.Signals, graceMs: number): Promise<void> => {

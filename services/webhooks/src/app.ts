@@ -24,6 +24,7 @@ import { createWebhookMetrics } from './metrics.js';
 import { BacklogStore } from './store/backlog.js';
 import { DeliveryStore } from './store/deliveries.js';
 import { EndpointStore } from './store/endpoints.js';
+import { FanOutStore } from './store/fanouts.js';
 import { HandoffProducer } from './store/handoff-producer.js';
 import { RetentionStore } from './store/retention.js';
 import { SecretBox } from './store/secret-box.js';
@@ -32,6 +33,7 @@ import { ScheduledAttemptHandler, TaskEventHandler } from './workers/consumer/ha
 import { TrackedConsumer } from './workers/consumer/runner.js';
 import { DeletedEndpoints } from './workers/deleted-endpoints.js';
 import { endpointUpkeep } from './workers/endpoint-upkeep.js';
+import { FanOutExpander } from './workers/fanout-expander.js';
 import { deliveryLogRetention } from './workers/retention.js';
 
 
@@ -71,7 +73,7 @@ export function buildApp(config: WebhooksConfig, logger: Logger, registry: Regis
     extraCa: config.WEBHOOK_EXTRA_CA_FILE,
   });
   const endpoints = new EndpointStore(pool);
-  const deliveries = new DeliveryStore(pool);
+  const deliveries = new DeliveryStore(pool, config.WEBHOOK_FANOUT_BATCH_SIZE);
   const backlog = new BacklogStore(pool);
   const deleted = new DeletedEndpoints({ endpoints, logger });
   const shutdown = new AbortController();
@@ -101,7 +103,24 @@ export function buildApp(config: WebhooksConfig, logger: Logger, registry: Regis
     signal: shutdown.signal,
   });
   const drainer = new BacklogDrainer({ backlog, store: deliveries, pipeline, logger, maxPending: config.WEBHOOK_MAX_PENDING_DELIVERIES });
-  const handlerDeps = { store: deliveries, pipeline, metrics, logger, maxPending: config.WEBHOOK_MAX_PENDING_DELIVERIES, signal: shutdown.signal };
+  const expander = new FanOutExpander({
+    store: new FanOutStore(pool),
+    pipeline,
+    logger: logger.child({ worker: 'fan-out' }),
+    batchSize: config.WEBHOOK_FANOUT_BATCH_SIZE,
+    maxInFlight: config.WEBHOOK_FANOUT_MAX_IN_FLIGHT,
+    maxPending: config.WEBHOOK_MAX_PENDING_DELIVERIES,
+    signal: shutdown.signal,
+  });
+  const handlerDeps = {
+    store: deliveries,
+    pipeline,
+    metrics,
+    logger,
+    maxPending: config.WEBHOOK_MAX_PENDING_DELIVERIES,
+    signal: shutdown.signal,
+    onQueued: () => expander.kick(),
+  };
   const eventsConsumer = new TrackedConsumer({
     kafka,
     groupId: consumerGroups.events,
@@ -149,6 +168,7 @@ export function buildApp(config: WebhooksConfig, logger: Logger, registry: Regis
       await deleted.poll();
       deleted.start();
       drainer.start();
+      expander.start();
       await eventsConsumer.start();
       await scheduledConsumer.start();
       retention.start();
@@ -157,9 +177,9 @@ export function buildApp(config: WebhooksConfig, logger: Logger, registry: Regis
     },
     workers: [
       {
-        name: 'stop consumers and the backlog drainer (finish in-flight deliveries, commit)',
+        name: 'stop consumers, the backlog drainer and the fan-out expander (finish in-flight deliveries, commit)',
         run: async () => {
-          await Promise.all([eventsConsumer.stop(drainMs), scheduledConsumer.stop(drainMs), drainer.stop(drainMs)]);
+          await Promise.all([eventsConsumer.stop(drainMs), scheduledConsumer.stop(drainMs), drainer.stop(drainMs), expander.stop(drainMs)]);
           shutdown.abort();
           await deleted.stop();
         },

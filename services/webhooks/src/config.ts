@@ -107,6 +107,13 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env) {
        * holds its payload and promises: this bounds the heap; a few times the concurrency keeps every slot busy.
        */
       WEBHOOK_MAX_PENDING_DELIVERIES: env.count(2_000),
+      /**
+       * Events of a workspace with more live endpoints than this fan out in batches of this many
+       * deliveries (one small transaction each, by endpoint id, with a durable cursor) instead of in one statement.
+       */
+      WEBHOOK_FANOUT_BATCH_SIZE: z.coerce.number().int().min(10).max(5_000).default(500),
+      /** Deliveries of batched fan-outs in flight per replica before the next batch waits (bounds the heap). */
+      WEBHOOK_FANOUT_MAX_IN_FLIGHT: z.coerce.number().int().min(10).max(50_000).default(1_000),
       /** Finished deliveries (and their attempts) are kept this many days in the delivery log. */
       WEBHOOK_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
       /** AUDIT_RETENTION_DAYS (default 90) and AUDIT_SWEEP_INTERVAL_MS of the audit trail. */

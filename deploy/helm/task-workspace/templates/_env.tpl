@@ -183,6 +183,10 @@ command does not preload tracing).
   value: {{ $values.delivery.endpointMaxQueueWaitMs | int64 | quote }}
 - name: WEBHOOK_MAX_PENDING_DELIVERIES
   value: {{ $values.delivery.maxPendingDeliveries | int64 | quote }}
+- name: WEBHOOK_FANOUT_BATCH_SIZE
+  value: {{ $values.delivery.fanOutBatchSize | int64 | quote }}
+- name: WEBHOOK_FANOUT_MAX_IN_FLIGHT
+  value: {{ $values.delivery.fanOutMaxInFlight | int64 | quote }}
 - name: WEBHOOK_DNS_CACHE_MAX_TTL_SECONDS
   value: {{ $values.dnsCacheMaxTtlSeconds | int64 | quote }}
 - name: WEBHOOK_LOG_RETENTION_DAYS

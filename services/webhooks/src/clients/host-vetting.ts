@@ -36,7 +36,19 @@ export interface HostVetterOptions {
 }
 
 const noData = new Set(['ENODATA', 'ENOTFOUND', 'NXDOMAIN', 'ENONAME']);
-const maxCachedEntries = 10_000;
+/** Hosts and URLs remembered (oldest dropped first): a workspace with 10,000 endpoints on as many hosts still hits. */
+const maxCachedEntries = 20_000;
+
+/** Adds to a bounded Map, dropping the oldest entries (insertion order) rather than the whole cache. */
+function remember<K, V>(map: Map<K, V>, key: K, value: V): void {
+  map.delete(key);
+  map.set(key, value);
+  while (map.size > maxCachedEntries) {
+    const oldest = map.keys().next();
+    if (oldest.done) break;
+    map.delete(oldest.value);
+  }
+}
 
 /**
  * Resolves endpoint hosts (A and AAAA, through c-ares: no thread pool, TTLs known) and applies the
@@ -77,8 +89,7 @@ export class HostVetter {
     let checked = this.urlChecks.get(rawUrl);
     if (!checked) {
       checked = checkUrl(rawUrl);
-      if (this.urlChecks.size >= maxCachedEntries) this.urlChecks.clear();
-      this.urlChecks.set(rawUrl, checked);
+      remember(this.urlChecks, rawUrl, checked);
     }
     return checked;
   }
@@ -128,16 +139,7 @@ export class HostVetter {
       verdicts: records.map((record) => checkAddress(record.address, this.options.allowList)),
       expiresAt: Date.now() + ttlSeconds * 1000,
     };
-    if (ttlSeconds > 0 && records.length > 0) {
-      this.cache.set(host, answer);
-      if (this.cache.size > maxCachedEntries) this.evictExpired();
-    }
+    if (ttlSeconds > 0 && records.length > 0) remember(this.cache, host, answer);
     return answer;
-  }
-
-  private evictExpired(): void {
-    const now = Date.now();
-    for (const [host, entry] of this.cache) if (entry.expiresAt <= now) this.cache.delete(host);
-    if (this.cache.size > maxCachedEntries) this.cache.clear();
   }
 }

@@ -42,7 +42,8 @@ interface PoolEntry {
 }
 
 const idlePoolMs = 60_000;
-const maxPools = 2_000;
+/** Keep-alive pools held at most (least recently used evicted): each idle TLS connection holds ~0.1 MB, and a fan-out to 10,000 endpoints must not keep 10,000 (or 2,000) of them. */
+const maxPools = 500;
 
 /**
  * Sends webhook attempts. Every attempt vets the endpoint's host again (DNS + SSRF guard), then
@@ -118,6 +119,9 @@ export class WebhookSender {
     const existing = this.pools.get(key);
     if (existing) {
       existing.lastUsed = Date.now();
+      // Kept in least recently used order (Map insertion order): eviction takes the first entry.
+      this.pools.delete(key);
+      this.pools.set(key, existing);
       return existing.pool;
     }
     if (this.pools.size >= maxPools) this.evictOldest();
@@ -153,13 +157,13 @@ export class WebhookSender {
     }
   }
 
+  /** The least recently used pool (first in the Map): O(1), so a fan-out to 10,000 new endpoints does not scan the pools per attempt. */
   private evictOldest(): void {
-    let oldest: [string, PoolEntry] | undefined;
-    for (const entry of this.pools) if (!oldest || entry[1].lastUsed < oldest[1].lastUsed) oldest = entry;
-    if (oldest) {
-      this.pools.delete(oldest[0]);
-      void oldest[1].pool.close().catch(() => undefined);
-    }
+    const oldest = this.pools.entries().next();
+    if (oldest.done) return;
+    const [key, entry] = oldest.value;
+    this.pools.delete(key);
+    void entry.pool.close().catch(() => undefined);
   }
 
   async close(): Promise<void> {

@@ -1,38 +1,13 @@
 import type { Pool } from '@tws/common';
+import { toWork, workColumns, type AttemptOutcome, type DeliveryState, type DeliveryWork, type IncomingEvent, type WorkRow } from './delivery-work.js';
+import { fanOutStatement, type FanOutRow } from './fan-out-statement.js';
 
-export type DeliveryState = 'pending' | 'succeeded' | 'failed' | 'cancelled';
-export type AttemptOutcome = 'succeeded' | 'failed' | 'blocked';
+export type { AttemptOutcome, DeliveryState, DeliveryWork, IncomingEvent } from './delivery-work.js';
 
-/** Everything needed to decide about and make an attempt of one delivery. */
-export interface DeliveryWork {
-  deliveryId: string;
-  state: DeliveryState;
-  nextAttempt: number;
-  nextAttemptAt: Date | null;
-  handoffPending: boolean;
-  /** Waiting in its endpoint's backlog (see BacklogStore): the drainer that holds the endpoint's lease attempts it. */
-  parked: boolean;
-  /** The endpoint has parked deliveries: a first attempt of it queues behind them (keeps event order). */
-  endpointBacklog: boolean;
-  endpointId: string;
-  endpointUrl: string;
-  endpointDeleted: boolean;
-  secretCiphertext: Buffer;
-  /** A rotated-out secret still in its overlap (also signs webhook-signature), or null. */
-  previousSecret: { ciphertext: Buffer; expiresAt: Date } | null;
-  eventId: string;
-  eventType: string;
-  taskId: string;
-  workspaceId: string;
-  payload: Buffer;
-}
-
-export interface IncomingEvent {
-  id: string;
-  workspaceId: string;
-  type: string;
-  taskId: string;
-  payload: Buffer;
+/** What one fan-out statement did: deliveries to attempt now, and events queued for the batched fan-out. */
+export interface FanOutResult {
+  work: DeliveryWork[];
+  queued: string[];
 }
 
 export interface LoggedAttempt {
@@ -62,107 +37,6 @@ export interface DeliveryLogEntry {
   attempts: LoggedAttempt[];
 }
 
-interface WorkRow {
-  delivery_id: string;
-  state: DeliveryState;
-  next_attempt: number;
-  next_attempt_at: Date | null;
-  handoff_pending: boolean;
-  parked: boolean;
-  endpoint_backlog: boolean;
-  endpoint_id: string;
-  url: string;
-  endpoint_deleted: boolean;
-  secret_ciphertext: Buffer;
-  previous_secret_ciphertext: Buffer | null;
-  previous_secret_expires_at: Date | null;
-  event_id: string;
-  type: string;
-  task_id: string;
-  workspace_id: string;
-  payload: Buffer;
-}
-
-/** Whether endpoint `e` has parked deliveries: one probe of a partial index that is usually empty. */
-const backlogColumn = 'EXISTS (SELECT 1 FROM deliveries p WHERE p.endpoint_id = e.id AND p.parked)';
-
-const workColumns = `
-  d.id AS delivery_id, d.state, d.next_attempt, d.next_attempt_at, d.handoff_pending, d.parked,
-  ${backlogColumn} AS endpoint_backlog, e.id AS endpoint_id, e.url, e.deleted_at IS NOT NULL AS endpoint_deleted, e.secret_ciphertext,
-  e.previous_secret_ciphertext, e.previous_secret_expires_at, ev.id AS event_id, ev.type, ev.task_id, ev.workspace_id, ev.payload`;
-
-const toWork = (row: WorkRow): DeliveryWork => ({
-  deliveryId: row.delivery_id,
-  state: row.state,
-  nextAttempt: row.next_attempt,
-  nextAttemptAt: row.next_attempt_at,
-  handoffPending: row.handoff_pending,
-  parked: row.parked,
-  endpointBacklog: row.endpoint_backlog,
-  endpointId: row.endpoint_id,
-  endpointUrl: row.url,
-  endpointDeleted: row.endpoint_deleted,
-  secretCiphertext: row.secret_ciphertext,
-  previousSecret:
-    row.previous_secret_ciphertext && row.previous_secret_expires_at
-      ? { ciphertext: row.previous_secret_ciphertext, expiresAt: row.previous_secret_expires_at }
-      : null,
-  eventId: row.event_id,
-  eventType: row.type,
-  taskId: row.task_id,
-  workspaceId: row.workspace_id,
-  payload: row.payload,
-});
-
-type FanOutRow = Omit<WorkRow, 'type' | 'task_id' | 'workspace_id' | 'payload'>;
-
-/**
- * The fan-out in one statement: record the events, create the deliveries, return them.
- * - Deliveries go in in event-id order (one lock order for concurrent fan-outs), so created_at, which
- *   orders the delivery log, comes from the event's position in the batch (Kafka order), one
- *   microsecond apart, not from the insertion time.
- * - A delivery another owner already created (a redelivered message, or two owners during a
- *   rebalance) comes back from the conflict's no-op update, which sees it even when that owner
- *   committed after this statement began (DO NOTHING would skip it, and nobody might attempt it).
- * - Deliveries of an event this statement did not record first (it was known) are also read from
- *   the table: their endpoint may no longer be a target (deleted, or no longer subscribed).
- */
-const fanOutStatement = `WITH input AS (
-    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[]) WITH ORDINALITY
-      AS i (id, workspace_id, type, task_id, payload, ord)
-  ), firsts AS (
-    SELECT DISTINCT ON (id) id, workspace_id, type, task_id, payload, ord FROM input ORDER BY id, ord
-  ), recorded AS (
-    -- Only events somebody subscribed to are kept (most workspaces have no endpoint).
-    INSERT INTO events (id, workspace_id, type, task_id, payload)
-    SELECT f.id, f.workspace_id, f.type, f.task_id, f.payload FROM firsts f
-    WHERE EXISTS (
-      SELECT 1 FROM endpoints e WHERE e.workspace_id = f.workspace_id AND e.deleted_at IS NULL AND e.disabled_at IS NULL AND f.type = ANY (e.events)
-    )
-    ON CONFLICT (id) DO NOTHING
-    RETURNING id
-  ), created AS (
-    INSERT INTO deliveries (id, endpoint_id, event_id, created_at, updated_at)
-    SELECT gen_random_uuid(), e.id, f.id, f.at, f.at
-    FROM (SELECT id, workspace_id, type, statement_timestamp() + make_interval(secs => ord / 1e6) AS at FROM firsts) f
-    JOIN endpoints e ON e.workspace_id = f.workspace_id AND e.deleted_at IS NULL AND e.disabled_at IS NULL AND f.type = ANY (e.events)
-    ORDER BY f.id, e.created_at, e.id
-    ON CONFLICT (event_id, endpoint_id) WHERE NOT is_redelivery DO UPDATE SET updated_at = deliveries.updated_at
-    RETURNING id, endpoint_id, event_id, state, next_attempt, next_attempt_at, handoff_pending, parked
-  ), known AS (
-    SELECT d.id, d.endpoint_id, d.event_id, d.state, d.next_attempt, d.next_attempt_at, d.handoff_pending, d.parked
-    FROM deliveries d
-    WHERE d.event_id IN (SELECT id FROM firsts EXCEPT SELECT id FROM recorded) AND NOT d.is_redelivery
-      AND d.id NOT IN (SELECT id FROM created)
-  )
-  SELECT d.id AS delivery_id, d.state, d.next_attempt, d.next_attempt_at, d.handoff_pending, d.parked,
-         ${backlogColumn} AS endpoint_backlog, e.id AS endpoint_id, e.url, e.deleted_at IS NOT NULL AS endpoint_deleted, e.secret_ciphertext,
-         e.previous_secret_ciphertext, e.previous_secret_expires_at, d.event_id
-  FROM (SELECT * FROM created UNION ALL SELECT * FROM known) d
-  JOIN firsts f ON f.id = d.event_id
-  JOIN endpoints e ON e.id = d.endpoint_id
-  ORDER BY f.ord, e.created_at, e.id`;
-
 /**
  * Deliveries and the attempt log; batch-oriented so a Kafka batch costs a few round trips. The
  * statements are unnamed on purpose: a cached generic plan made while `deliveries` was small keeps
@@ -170,16 +44,24 @@ const fanOutStatement = `WITH input AS (
  * plan does not.
  */
 export class DeliveryStore {
-  constructor(private readonly pool: Pool) {}
+  /**
+   * @param batchSize events of a workspace with more live endpoints than this fan out in batches of
+   * this many deliveries (WEBHOOK_FANOUT_BATCH_SIZE; workers/fanout-expander.ts).
+   */
+  constructor(
+    private readonly pool: Pool,
+    private readonly batchSize = 500,
+  ) {}
 
   /**
    * Records events and creates one delivery per (event, subscribed live endpoint of its workspace),
    * idempotently, and returns every original delivery of these events (new or already known, so a
    * redelivered Kafka message resumes where the last owner stopped), in input order of the events,
-   * then endpoint order. One statement; the payloads stay in this process (the input's).
+   * then endpoint order. One statement; the payloads stay in this process (the input's). Events of a
+   * workspace with more than `batchSize` live endpoints are only recorded, with a fan-out cursor (`queued`).
    */
-  async fanOut(events: IncomingEvent[]): Promise<DeliveryWork[]> {
-    if (events.length === 0) return [];
+  async fanOut(events: IncomingEvent[]): Promise<FanOutResult> {
+    if (events.length === 0) return { work: [], queued: [] };
     const { rows } = await this.pool.query<FanOutRow>({
       text: fanOutStatement,
       values: [
@@ -188,15 +70,26 @@ export class DeliveryStore {
         events.map((event) => event.type),
         events.map((event) => event.taskId),
         events.map((event) => event.payload),
+        this.batchSize,
+        events.map((event) => event.requestId ?? null),
+        events.map((event) => event.traceparent ?? null),
       ],
     });
     const byId = new Map(events.map((event) => [event.id, event]));
-    return rows.map((row) => {
+    const work: DeliveryWork[] = [];
+    const queued: string[] = [];
+    for (const row of rows) {
+      if (row.queued) {
+        queued.push(row.event_id);
+        continue;
+      }
       const event = byId.get(row.event_id);
       if (!event) throw new Error(`fan-out returned a delivery of an unknown event ${row.event_id}`);
-      return toWork({ ...row, type: event.type, task_id: event.taskId, workspace_id: event.workspaceId, payload: event.payload });
-    });
+      work.push(toWork({ ...row, type: event.type, task_id: event.taskId, workspace_id: event.workspaceId, payload: event.payload }));
+    }
+    return { work, queued };
   }
+
 
   /** Current state of the given deliveries (for retry and redelivery messages). */
   async load(deliveryIds: string[]): Promise<Map<string, DeliveryWork>> {

@@ -318,8 +318,10 @@ export class DeliveryPipeline {
     const cached = this.secretCache.get(cacheKey);
     if (cached && cached.sealed.equals(sealed)) return cached.secret;
     const secret = this.options.secrets.open(sealed, endpointId);
-    if (this.secretCache.size >= 10_000) this.secretCache.clear();
+    this.secretCache.delete(cacheKey);
     this.secretCache.set(cacheKey, { sealed, secret });
+    // Bounded, oldest first (insertion order): a 10,000-endpoint fan-out does not empty it for everyone else.
+    if (this.secretCache.size > 20_000) this.secretCache.delete(this.secretCache.keys().next().value!);
     return secret;
   }
 

@@ -1,5 +1,5 @@
 import type { Logger } from '@tws/common';
-import type { DeliveryStore, DeliveryWork } from '../../store/deliveries.js';
+import type { DeliveryStore, DeliveryWork, IncomingEvent } from '../../store/deliveries.js';
 import type { DeliveryPipeline } from '../../domain/delivery/pipeline.js';
 import type { WebhookMetrics } from '../../metrics.js';
 import { contextOfTraceparent, inSpan, isSaneRequestId, isSaneTraceparent, MicroBatcher, retryUntilDone, runWithRequestId, SpanKind } from '@tws/common';
@@ -13,7 +13,6 @@ import {
   requestIdOfMessage,
   traceparentOfMessage,
   type MessageHeaders,
-  type ParsedTaskEvent,
 } from '@tws/contracts';
 import type { Acceptance, IncomingMessage, MessageHandler } from './runner.js';
 
@@ -24,6 +23,8 @@ interface HandlerDeps {
   logger: Logger;
   maxPending: number;
   signal: AbortSignal;
+  /** Events were queued for the batched fan-out (workers/fanout-expander.ts): start on them now. */
+  onQueued?: (() => void) | undefined;
 }
 
 const settledNow = Promise.resolve();
@@ -35,9 +36,18 @@ const settledNow = Promise.resolve();
  * child, so the delivery's attempt joins the trace of the request.
  */
 function underRequestOf<T>(headers: MessageHeaders | undefined, topic: string, deliveryId: string, run: () => Promise<T>): Promise<T> {
-  const requestId = requestIdOfMessage(headers);
+  return underRequest(requestIdOfMessage(headers), traceparentOfMessage(headers), topic, deliveryId, run);
+}
+
+/** underRequestOf with the request id and trace context given (a batched fan-out keeps them with its cursor). */
+export function underRequest<T>(
+  requestId: string | null | undefined,
+  traceparent: string | null | undefined,
+  topic: string,
+  deliveryId: string,
+  run: () => Promise<T>,
+): Promise<T> {
   const underRequest = isSaneRequestId(requestId) ? () => runWithRequestId(requestId, run) : run;
-  const traceparent = traceparentOfMessage(headers);
   if (!isSaneTraceparent(traceparent)) return underRequest();
   const attributes = { 'messaging.system': 'kafka', 'messaging.operation.type': 'process', 'messaging.destination.name': topic, 'tws.delivery.id': deliveryId };
   return inSpan(`${topic} process`, { kind: SpanKind.CONSUMER, parent: contextOfTraceparent(traceparent), attributes }, underRequest);
@@ -57,10 +67,10 @@ function durably<T>(deps: HandlerDeps, step: () => Promise<T>, what: string): Pr
  */
 export class TaskEventHandler implements MessageHandler {
   /** Chunks accepted at about the same time (one per partition) fan out in one pair of statements. */
-  private readonly fanOuts: MicroBatcher<ParsedTaskEvent[], DeliveryWork[]>;
+  private readonly fanOuts: MicroBatcher<IncomingEvent[], DeliveryWork[]>;
 
   constructor(private readonly deps: HandlerDeps) {
-    this.fanOuts = new MicroBatcher((chunks) => fanOutTogether(deps.store, chunks), { maxItems: 16, maxDelayMs: 1 });
+    this.fanOuts = new MicroBatcher((chunks) => fanOutTogether(deps, chunks), { maxItems: 16, maxDelayMs: 1 });
   }
 
   saturated(): boolean {
@@ -77,7 +87,13 @@ export class TaskEventHandler implements MessageHandler {
       }
       return event;
     });
-    const events = parsed.filter((event): event is ParsedTaskEvent => event !== undefined);
+    const events = parsed.flatMap((event, index): IncomingEvent[] => {
+      if (!event) return [];
+      const headers = messages[index]?.message.headers;
+      const requestId = requestIdOfMessage(headers);
+      const traceparent = traceparentOfMessage(headers);
+      return [{ ...event, requestId: isSaneRequestId(requestId) ? requestId : undefined, traceparent: isSaneTraceparent(traceparent) ? traceparent : undefined }];
+    });
     const work = events.length === 0 ? [] : await durably(this.deps, () => this.fanOuts.add(events), 'fan-out');
     const byEvent = new Map<string, DeliveryWork[]>();
     for (const item of work) {
@@ -106,8 +122,10 @@ export class TaskEventHandler implements MessageHandler {
 }
 
 /** One fan-out for several chunks; each chunk gets the deliveries of its events (an event id once overall). */
-async function fanOutTogether(store: DeliveryStore, chunks: ParsedTaskEvent[][]): Promise<DeliveryWork[][]> {
-  const work = await store.fanOut(chunks.flat());
+async function fanOutTogether(deps: HandlerDeps, chunks: IncomingEvent[][]): Promise<DeliveryWork[][]> {
+  const { work, queued } = await deps.store.fanOut(chunks.flat());
+  // Recorded with a fan-out cursor: the message is done, the expander creates the deliveries.
+  if (queued.length > 0) deps.onQueued?.();
   const byEvent = new Map<string, DeliveryWork[]>();
   for (const item of work) {
     const list = byEvent.get(item.eventId);

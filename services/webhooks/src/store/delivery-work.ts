@@ -1,0 +1,89 @@
+export type DeliveryState = 'pending' | 'succeeded' | 'failed' | 'cancelled';
+export type AttemptOutcome = 'succeeded' | 'failed' | 'blocked';
+
+/** Everything needed to decide about and make an attempt of one delivery. */
+export interface DeliveryWork {
+  deliveryId: string;
+  state: DeliveryState;
+  nextAttempt: number;
+  nextAttemptAt: Date | null;
+  handoffPending: boolean;
+  /** Waiting in its endpoint's backlog (see BacklogStore): the drainer that holds the endpoint's lease attempts it. */
+  parked: boolean;
+  /** The endpoint has parked deliveries: a first attempt of it queues behind them (keeps event order). */
+  endpointBacklog: boolean;
+  endpointId: string;
+  endpointUrl: string;
+  endpointDeleted: boolean;
+  secretCiphertext: Buffer;
+  /** A rotated-out secret still in its overlap (also signs webhook-signature), or null. */
+  previousSecret: { ciphertext: Buffer; expiresAt: Date } | null;
+  eventId: string;
+  eventType: string;
+  taskId: string;
+  workspaceId: string;
+  payload: Buffer;
+}
+
+export interface IncomingEvent {
+  id: string;
+  workspaceId: string;
+  type: string;
+  taskId: string;
+  payload: Buffer;
+  /** The request that caused the event and its trace context (kept with a batched fan-out's cursor). */
+  requestId?: string | undefined;
+  traceparent?: string | undefined;
+}
+
+export interface WorkRow {
+  delivery_id: string;
+  state: DeliveryState;
+  next_attempt: number;
+  next_attempt_at: Date | null;
+  handoff_pending: boolean;
+  parked: boolean;
+  endpoint_backlog: boolean;
+  endpoint_id: string;
+  url: string;
+  endpoint_deleted: boolean;
+  secret_ciphertext: Buffer;
+  previous_secret_ciphertext: Buffer | null;
+  previous_secret_expires_at: Date | null;
+  event_id: string;
+  type: string;
+  task_id: string;
+  workspace_id: string;
+  payload: Buffer;
+}
+
+/** Whether endpoint `e` has parked deliveries: one probe of a partial index that is usually empty. */
+export const backlogColumn = 'EXISTS (SELECT 1 FROM deliveries p WHERE p.endpoint_id = e.id AND p.parked)';
+
+export const workColumns = `
+  d.id AS delivery_id, d.state, d.next_attempt, d.next_attempt_at, d.handoff_pending, d.parked,
+  ${backlogColumn} AS endpoint_backlog, e.id AS endpoint_id, e.url, e.deleted_at IS NOT NULL AS endpoint_deleted, e.secret_ciphertext,
+  e.previous_secret_ciphertext, e.previous_secret_expires_at, ev.id AS event_id, ev.type, ev.task_id, ev.workspace_id, ev.payload`;
+
+export const toWork = (row: WorkRow): DeliveryWork => ({
+  deliveryId: row.delivery_id,
+  state: row.state,
+  nextAttempt: row.next_attempt,
+  nextAttemptAt: row.next_attempt_at,
+  handoffPending: row.handoff_pending,
+  parked: row.parked,
+  endpointBacklog: row.endpoint_backlog,
+  endpointId: row.endpoint_id,
+  endpointUrl: row.url,
+  endpointDeleted: row.endpoint_deleted,
+  secretCiphertext: row.secret_ciphertext,
+  previousSecret:
+    row.previous_secret_ciphertext && row.previous_secret_expires_at
+      ? { ciphertext: row.previous_secret_ciphertext, expiresAt: row.previous_secret_expires_at }
+      : null,
+  eventId: row.event_id,
+  eventType: row.type,
+  taskId: row.task_id,
+  workspaceId: row.workspace_id,
+  payload: row.payload,
+});

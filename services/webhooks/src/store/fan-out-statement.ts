@@ -1,0 +1,78 @@
+import { backlogColumn, type WorkRow } from './delivery-work.js';
+
+/** A delivery row, or (delivery_id null) an event queued for the batched fan-out. */
+export type FanOutRow =
+  | (Omit<WorkRow, 'type' | 'task_id' | 'workspace_id' | 'payload'> & { queued: false })
+  | { delivery_id: null; event_id: string; queued: true };
+
+/**
+ * The fan-out in one statement: record the events, create the deliveries, return them.
+ * - Events of a workspace with more than $6 live endpoints (or with fan-outs still queued, so a
+ *   workspace's events keep their order) are recorded with a fan-out cursor instead (`fanouts`,
+ *   migration 009): workers/fanout-expander.ts creates their deliveries in batches. They come back
+ *   as marker rows (delivery_id null, queued true); a redelivered message of such an event finds
+ *   nothing to do here (the cursor holds its progress).
+ * - Deliveries go in in event-id order (one lock order for concurrent fan-outs), so created_at, which
+ *   orders the delivery log, comes from the event's position in the batch (Kafka order), one
+ *   microsecond apart, not from the insertion time.
+ * - A delivery another owner already created (a redelivered message, or two owners during a
+ *   rebalance) comes back from the conflict's no-op update, which sees it even when that owner
+ *   committed after this statement began (DO NOTHING would skip it, and nobody might attempt it).
+ * - Deliveries of an event this statement did not record first (it was known) are also read from
+ *   the table: their endpoint may no longer be a target (deleted, or no longer subscribed).
+ */
+export const fanOutStatement = `WITH input AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[]) WITH ORDINALITY
+      AS i (id, workspace_id, type, task_id, payload, ord)
+  ), firsts AS (
+    SELECT DISTINCT ON (id) id, workspace_id, type, task_id, payload, ord FROM input ORDER BY id, ord
+  ), batched AS (
+    -- Workspaces whose events fan out in batches: counted up to $6 + 1 endpoints, no further.
+    SELECT w.workspace_id FROM (SELECT DISTINCT workspace_id FROM firsts) w
+    WHERE EXISTS (SELECT 1 FROM fanouts q WHERE q.workspace_id = w.workspace_id)
+       OR (SELECT count(*) FROM (SELECT 1 FROM endpoints e WHERE e.workspace_id = w.workspace_id AND e.deleted_at IS NULL
+                                 AND e.disabled_at IS NULL LIMIT $6::int + 1) c) > $6::int
+  ), recorded AS (
+    -- Only events somebody subscribed to are kept (most workspaces have no endpoint).
+    INSERT INTO events (id, workspace_id, type, task_id, payload, in_batches)
+    SELECT f.id, f.workspace_id, f.type, f.task_id, f.payload, f.workspace_id IN (SELECT workspace_id FROM batched) FROM firsts f
+    WHERE EXISTS (
+      SELECT 1 FROM endpoints e WHERE e.workspace_id = f.workspace_id AND e.deleted_at IS NULL AND e.disabled_at IS NULL AND f.type = ANY (e.events)
+    )
+    ON CONFLICT (id) DO NOTHING
+    RETURNING id, in_batches
+  ), queued AS (
+    -- One cursor per shard of the endpoint ids (store/fanouts.ts).
+    INSERT INTO fanouts (event_id, shard, workspace_id, request_id, traceparent)
+    SELECT f.id, s.shard, f.workspace_id, i.request_id, i.traceparent
+    FROM recorded r JOIN firsts f ON f.id = r.id
+    JOIN unnest($7::text[], $8::text[]) WITH ORDINALITY AS i (request_id, traceparent, ord) ON i.ord = f.ord
+    CROSS JOIN generate_series(0, 15) AS s (shard)
+    WHERE r.in_batches
+    ORDER BY f.ord, s.shard
+    RETURNING event_id
+  ), created AS (
+    INSERT INTO deliveries (id, endpoint_id, event_id, created_at, updated_at)
+    SELECT gen_random_uuid(), e.id, f.id, f.at, f.at
+    FROM (SELECT id, workspace_id, type, statement_timestamp() + make_interval(secs => ord / 1e6) AS at FROM firsts
+          WHERE workspace_id NOT IN (SELECT workspace_id FROM batched)) f
+    JOIN endpoints e ON e.workspace_id = f.workspace_id AND e.deleted_at IS NULL AND e.disabled_at IS NULL AND f.type = ANY (e.events)
+    ORDER BY f.id, e.created_at, e.id
+    ON CONFLICT (event_id, endpoint_id) WHERE NOT is_redelivery DO UPDATE SET updated_at = deliveries.updated_at
+    RETURNING id, endpoint_id, event_id, state, next_attempt, next_attempt_at, handoff_pending, parked
+  ), known AS (
+    SELECT d.id, d.endpoint_id, d.event_id, d.state, d.next_attempt, d.next_attempt_at, d.handoff_pending, d.parked
+    FROM deliveries d
+    WHERE d.event_id IN (SELECT id FROM firsts EXCEPT SELECT id FROM recorded) AND NOT d.is_redelivery
+      AND d.id NOT IN (SELECT id FROM created)
+      AND NOT EXISTS (SELECT 1 FROM events ev WHERE ev.id = d.event_id AND ev.in_batches)
+  )
+  SELECT d.id AS delivery_id, d.state, d.next_attempt, d.next_attempt_at, d.handoff_pending, d.parked,
+         ${backlogColumn} AS endpoint_backlog, e.id AS endpoint_id, e.url, e.deleted_at IS NOT NULL AS endpoint_deleted, e.secret_ciphertext,
+         e.previous_secret_ciphertext, e.previous_secret_expires_at, d.event_id, false AS queued, f.ord, e.created_at AS endpoint_created_at
+  FROM (SELECT * FROM created UNION ALL SELECT * FROM known) d
+  JOIN firsts f ON f.id = d.event_id
+  JOIN endpoints e ON e.id = d.endpoint_id
+  UNION ALL
+  SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, event_id, true, NULL, NULL FROM (SELECT DISTINCT event_id FROM queued) q
+  ORDER BY queued, ord, endpoint_created_at, endpoint_id`;
