@@ -22,3 +22,4 @@ export * from './request-id.js';
 export * from './entity-tag.js';
 export * from './platform-metrics.js';
 export * from './trace-context.js';
+export * from './batch-items.js';

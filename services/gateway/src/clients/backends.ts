@@ -17,7 +17,7 @@ import type { RevocationCall } from './revocation-stream.js';
 const tasksRpcs = [
   'AuthenticateApiKey', 'GetMembership', 'GetWorkspace', 'ListMembers', 'ListStatuses',
   'ListProjects', 'CreateProject', 'UpdateProject', 'GetProject', 'ListSections', 'CreateSection', 'UpdateSection', 'GetSection',
-  'ListTasks', 'ListTaskPage', 'GetTasks', 'CreateTask', 'UpdateTask', 'DeleteTask', 'CreateComment', 'DeleteComment',
+  'ListTasks', 'ListTaskPage', 'GetTasks', 'CreateTask', 'UpdateTask', 'CreateTasks', 'UpdateTasks', 'DeleteTask', 'CreateComment', 'DeleteComment',
   'ListTaskComments', 'GetUsage',
 ] as const;
 const attachmentsRpcs = [
