@@ -10,7 +10,7 @@ import { getTasksJson, listTasksJson } from '../domain/task-views.js';
 import { listTaskPage } from '../domain/task-list-page.js';
 import * as workspaces from '../domain/workspaces.js';
 import { taskWriteHandlers } from './task-writes.js';
-import { commentMessage, memberMessage, membershipMessage, planMessage, projectMessage, sectionMessage, statusMessage, taskMessage, workspaceMessage } from './mappers.js';
+import { commentMessage, memberMessage, membershipMessage, planMessage, projectMessage, sectionMessage, statusMessage, workspaceMessage } from './mappers.js';
 
 /** Largest GetTasks batch served; the gateway sends at most 64. */
 const maxTasksPerBatch = 500;
