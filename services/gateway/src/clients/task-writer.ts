@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import DataLoader from 'dataloader';
-import { currentBatchItemOrigin, type BatchItemOrigin } from '@tws/common';
+import { currentBatchItemOrigin, isGrpcError, isSaneRequestId, runWithRequestId, type BatchItemOrigin } from '@tws/common';
 import type { BatchItemError__Output } from '@tws/proto-types/generated/tasks/v1/BatchItemError';
 import type { CreateTaskRequest } from '@tws/proto-types/generated/tasks/v1/CreateTaskRequest';
 import type { CreateTaskResponse__Output } from '@tws/proto-types/generated/tasks/v1/CreateTaskResponse';
@@ -35,12 +35,27 @@ function answersOf<Answer>(
 }
 
 /**
+ * A tasks service without the coalesced calls (an older replica, during a rolling upgrade) answers
+ * UNIMPLEMENTED: the items are then sent one call each, each under its own request id.
+ */
+async function oneByOne<Request, Answer>(items: ReadonlyArray<Item<Request>>, single: (request: Request) => Promise<Answer>): Promise<Array<Answer | Error>> {
+  const settled = await Promise.allSettled(
+    items.map(({ request, origin }) => (isSaneRequestId(origin.requestId) ? runWithRequestId(origin.requestId, () => single(request)) : single(request))),
+  );
+  return settled.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : outcome.reason instanceof Error ? outcome.reason : new Error(String(outcome.reason))));
+}
+
+const unimplemented = (error: unknown): boolean => isGrpcError(error) && error.code === grpc.status.UNIMPLEMENTED;
+
+/**
  * Task writes for `POST /v1/tasks` and `PATCH /v1/tasks/:id`. Like TaskReader, requests that arrive
  * while the event loop is busy with one round of I/O share one call (DataLoader, flushed on
  * setImmediate, no cache): CreateTasks / UpdateTasks, each item with its request's id and trace
  * context, each answered by its own result (or its own error, the status its own call would have
- * had). A lone request uses CreateTask / UpdateTask as before. gRPC per call was the largest part of
- * a write's CPU in the gateway (HTTP/2 stream, interceptors, framing on both sides).
+ * had). A lone request uses CreateTask / UpdateTask as before, and so does every item when the
+ * tasks service does not know the coalesced calls yet (UNIMPLEMENTED: an older replica mid-upgrade).
+ * gRPC per call was the largest part of a write's CPU in the gateway (HTTP/2 stream, interceptors,
+ * framing on both sides).
  */
 export class TaskWriter {
   private readonly creations: DataLoader<Item<CreateTaskRequest>, CreateTaskResponse__Output>;
@@ -51,7 +66,13 @@ export class TaskWriter {
     this.creations = new DataLoader(
       async (items) => {
         if (items.length === 1) return [await tasks.CreateTask(items[0]!.request)];
-        const { results } = await tasks.CreateTasks({ items: items.map(({ request, origin }) => ({ task: request, origin })) });
+        let results;
+        try {
+          ({ results } = await tasks.CreateTasks({ items: items.map(({ request, origin }) => ({ task: request, origin })) }));
+        } catch (error) {
+          if (unimplemented(error)) return oneByOne(items, (request) => tasks.CreateTask(request));
+          throw error;
+        }
         return answersOf(results, (index) => results[index]?.created, items.length);
       },
       { ...schedule, maxBatchSize: maxCreatesPerCall },
@@ -59,7 +80,13 @@ export class TaskWriter {
     this.updates = new DataLoader(
       async (items) => {
         if (items.length === 1) return [await tasks.UpdateTask(items[0]!.request)];
-        const { results } = await tasks.UpdateTasks({ items: items.map(({ request, origin }) => ({ change: request, origin })) });
+        let results;
+        try {
+          ({ results } = await tasks.UpdateTasks({ items: items.map(({ request, origin }) => ({ change: request, origin })) }));
+        } catch (error) {
+          if (unimplemented(error)) return oneByOne(items, (request) => tasks.UpdateTask(request));
+          throw error;
+        }
         return answersOf(results, (index) => results[index]?.updated, items.length);
       },
       { ...schedule, maxBatchSize: maxUpdatesPerCall },

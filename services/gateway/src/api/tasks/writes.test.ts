@@ -98,3 +98,18 @@ describe('coalesced task writes (clients/task-writer.ts)', () => {
     expect(h.fake.callsOf('UpdateTask').map((request) => request.id)).toEqual([taskIds[2]]);
   });
 });
+
+describe('coalesced task writes against a tasks service without them (a rolling upgrade)', () => {
+  test('UNIMPLEMENTED: each request is sent alone (CreateTask) and answered as before', async () => {
+    h.fake.handlers.delete('CreateTasks');
+    h.fake.handlers.set('CreateTask', (request) => (request.name === 'bad' ? Promise.reject(new RpcFailure(grpc.status.NOT_FOUND, 'project not found')) : { id: taskIds[0], number: 3 }));
+    const post = (name: string) => call(h.app, 'POST', '/v1/tasks', { ...key, body: { projectId: ids.project, listId: ids.section, name } });
+    const responses = await Promise.all([post('good'), post('bad')]);
+    expect(responses.map((response) => [response.status, response.json])).toEqual([
+      [201, { id: taskIds[0], number: 3 }],
+      [404, { error: 'project not found' }],
+    ]);
+    expect(h.fake.callsOf('CreateTasks')).toHaveLength(1);
+    expect(h.fake.callsOf('CreateTask').map((request) => request.name)).toEqual(['good', 'bad']);
+  });
+});
