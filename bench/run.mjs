@@ -22,12 +22,14 @@
 //   BENCH_ENDPOINTS=<regex>     API endpoints to measure (by name, e.g. "GET /v1/projects"); default all
 //   BENCH_WEB_REQUESTS=200      requests per app page and mode (one after the other, then at BENCH_WEB_CONCURRENCY=4),
 //                               after BENCH_WEB_WARMUP=20 not measured; BENCH_WEB_PAGES=<regex> picks pages by name
+//   BENCH_TRACING=1             traces on: the services export to a local OTLP receiver (lib/otlp-sink.mjs), default sampling
 //   BENCH_MAX_LOAD=1.5          wait (up to BENCH_LOAD_WAIT_S=120 s) for the 1-min load average to drop below it
 // `node bench/run.mjs --dry-run` loads every module, prints the settings and stops (starts nothing).
 import os from 'node:os';
 import { benchApi } from './api/index.mjs';
 import { cleanup, trapSignals } from './lib/cleanup.mjs';
 import { probeHostSpeed } from './lib/host-speed.mjs';
+import { startOtlpSink } from './lib/otlp-sink.mjs';
 import { loadSamples, sampleLoad, waitForQuietMachine } from './lib/load.mjs';
 import { log, t0 } from './lib/log.mjs';
 import { startReceiverSide } from './lib/receiver.mjs';
@@ -44,7 +46,8 @@ async function main() {
   const hostProbeMsAtStart = probeHostSpeed();
   log(`host probe ${hostProbeMsAtStart} ms (lower is faster)`);
   const receiverSide = await startReceiverSide();
-  const stack = await startBenchStack(receiverSide);
+  const otlpSink = settings.tracing ? await startOtlpSink() : null;
+  const stack = await startBenchStack(receiverSide, otlpSink?.endpoint);
   const rssAtStart = rssSnapshot(stack);
 
   const results = {
@@ -59,6 +62,10 @@ async function main() {
   if (runs('api')) results.api = await benchApi(stack);
   if (runs('webhooks')) results.webhooks = await benchWebhooks(stack, receiverSide.receiver);
   if (runs('web')) results.web = await benchWeb(stack, receiverSide.receiver);
+  if (otlpSink) {
+    results.tracing = { endpoint: otlpSink.endpoint, ...(await otlpSink.stats()) };
+    log(`traces: ${JSON.stringify(results.tracing)}`);
+  }
   results.rss = await rssRows(stack, rssAtStart);
   if (results.api) results.rss.push({ name: 'ceiling (bare fastify, for reference)', pid: '-', rssMb: results.api.ceilingRssMb });
   sampleLoad('end');

@@ -25,6 +25,8 @@ export const settings = {
   webConcurrency: num('BENCH_WEB_CONCURRENCY', 4),
   maxLoad: num('BENCH_MAX_LOAD', 1.5),
   loadWaitS: num('BENCH_LOAD_WAIT_S', 120),
+  // BENCH_TRACING=1: traces on (OTLP to a local receiver, the services' default sampling; lib/otlp-sink.mjs).
+  tracing: env.BENCH_TRACING === '1',
 };
 
 if (!['all', 'api', 'webhooks', 'web'].includes(settings.only)) throw new Error(`BENCH_ONLY must be api, webhooks or web, got ${settings.only}`);

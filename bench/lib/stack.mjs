@@ -12,7 +12,7 @@ import { receiverAddress } from './receiver.mjs';
 import { extraEnvPairs, servicesExtraEnv } from './settings.mjs';
 
 /** The services' environment: limits off, the receiver's network allowed and trusted, the BENCH_* additions. */
-function servicesEnv({ pki, dns }) {
+function servicesEnv({ pki, dns, otlpEndpoint }) {
   const { BENCH_LOG_LEVEL: logLevel, BENCH_NODE_OPTIONS: nodeOptions } = servicesExtraEnv;
   return {
     RATE_LIMIT_PER_SECOND: '0',
@@ -22,6 +22,8 @@ function servicesEnv({ pki, dns }) {
     WEBHOOK_DNS_SERVERS: dns.address,
     WEBHOOK_EXTRA_CA_FILE: pki.caFile,
     ...(logLevel ? { LOG_LEVEL: logLevel } : {}),
+    // BENCH_TRACING=1: traces exported to the bench's OTLP receiver, sampled as the services sample by default.
+    ...(otlpEndpoint ? { OTEL_EXPORTER_OTLP_ENDPOINT: otlpEndpoint } : {}),
     // Added to the services' own NODE_OPTIONS (their memory settings), not instead of them.
     ...(nodeOptions ? { NODE_OPTIONS: `${serviceMemoryEnv.NODE_OPTIONS} ${nodeOptions}` } : {}),
     // Experiments with the services' settings, e.g. BENCH_EXTRA_ENV="WEBHOOK_ENDPOINT_CONCURRENCY=128,DATABASE_POOL_SIZE=30".
@@ -30,9 +32,10 @@ function servicesEnv({ pki, dns }) {
 }
 
 /** Starts Postgres, Kafka, MinIO, the local OpenID provider, the services and the app (services/web), and watches the CPU of each service, the bench and the receiver. */
-export async function startBenchStack({ pki, dns, receiver }) {
+export async function startBenchStack({ pki, dns, receiver }, otlpEndpoint) {
   log('starting the stack (Postgres, Kafka, MinIO, the OpenID provider, 4 services and the app) — this takes a while');
-  const extraEnv = servicesEnv({ pki, dns });
+  const extraEnv = servicesEnv({ pki, dns, otlpEndpoint });
+  if (otlpEndpoint) log(`traces on: OTEL_EXPORTER_OTLP_ENDPOINT=${otlpEndpoint} (default sampling)`);
   if (servicesExtraEnv.BENCH_EXTRA_ENV) log(`services' extra environment: ${servicesExtraEnv.BENCH_EXTRA_ENV}`);
   const stack = await startStack({ label: 'bench', extraEnv });
   onCleanup(() => stack.stop());

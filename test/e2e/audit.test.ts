@@ -136,6 +136,27 @@ describe('audit log per workspace (issue #19 item 3)', () => {
     for (const value of [secret, rotated, receiver.origin, 'A comment', 'Done soon', cliKey.key]) expect(text).not.toContain(value);
   });
 
+  it('writes of two keys sent together (the gateway coalesces them into one call) are each audited as their own key', async () => {
+    const own = await createWorkspace();
+    const first = keyOf(own);
+    const second = await createApiKey(own.workspace.id, own.owner.userId);
+    const project = await createProject(first);
+    const keys = [first, { apiKey: second.key }];
+    const created = await Promise.all(
+      Array.from({ length: 12 }, (_, index) => createTask(keys[index % 2]!, { projectId: project.id, listId: project.defaultListId })),
+    );
+    await Promise.all(created.map((task, index) => patchTask(keys[index % 2]!, task.id, { isCompleted: true })));
+    const { entries } = await allEntries(first, 200);
+    const actorIds = [own.apiKey.id, second.id];
+    created.forEach((task, index) => {
+      for (const action of ['task.created', 'task.updated']) {
+        const found = of(entries, action, task.id);
+        expect(found, `${action} ${task.id}`).toHaveLength(1);
+        expect(found[0]!.actor.id, `${action} of task ${index}`).toBe(actorIds[index % 2]);
+      }
+    });
+  });
+
   it('a failed change (404, 400, 412) writes no audit row', async () => {
     const own = keyOf(await createWorkspace());
     const project = await createProject(own);

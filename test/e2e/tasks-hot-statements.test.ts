@@ -18,7 +18,7 @@ import { deleteMember } from '../../services/tasks/src/store/members.js';
 import { deletePublishedOutboxRows, markOutboxPublished, outboxBacklog, pendingOutboxRows } from '../../services/tasks/src/store/outbox.js';
 import { lockSection } from '../../services/tasks/src/store/projects.js';
 import { readTaskForChange, readTasksForChange, writeTaskChange, type TaskWrite } from '../../services/tasks/src/store/task-changes.js';
-import { renderTaskList, renderTaskListPage, renderTasks } from '../../services/tasks/src/store/task-json.js';
+import { renderTaskList, renderTasks } from '../../services/tasks/src/store/task-json.js';
 import { createTasks, type NewTask } from '../../services/tasks/src/store/task-creation.js';
 import { renderTaskListKeysetPage } from '../../services/tasks/src/store/task-list-page.js';
 import { readTaskByNumber } from '../../services/tasks/src/store/task-page.js';
@@ -123,7 +123,10 @@ describe('hot statements of the tasks store use indexes', () => {
     await capture(() => readTasksForChange(store, workspaceId, [{ id: task.id, refs }]));
     await capture(() => writeTaskChange(store, write));
     await capture(() => renderTaskList(store, workspaceId, project.id, '0'));
-    await capture(() => renderTaskListPage(store, workspaceId, project.id, 100));
+    // A StreamTasks batch (store/task-list-stream.ts): the keyset page filtered to one section.
+    await capture(() =>
+      renderTaskListKeysetPage(store, { workspaceId, projectId: project.id, limit: 400, maxBytes: 128 * 1024, after: null, filters: { listId: task.section_id } }),
+    );
     await capture(() =>
       renderTaskListKeysetPage(store, { workspaceId, projectId: project.id, limit: 100, after: { sectionId: task.section_id, position: 10, number: 11 }, filters: {} }),
     );

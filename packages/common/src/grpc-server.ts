@@ -25,6 +25,20 @@ interface InstrumentOptions {
 }
 
 /**
+ * The status a failed call answers: a DomainError's own (its message as details), UNAVAILABLE when
+ * the database is, else INTERNAL with the details only logged.
+ */
+export function failureStatus(error: unknown, logger: Logger, method: string): { code: grpc.status; details: string } {
+  if (error instanceof DomainError) return { code: grpcStatusOfFailure[error.kind], details: error.message };
+  if (isDatabaseUnavailable(error)) {
+    logger.warn({ err: error, method }, 'database unavailable');
+    return { code: grpc.status.UNAVAILABLE, details: 'database unavailable, retry later' };
+  }
+  logger.error({ err: error, method }, 'unhandled error in gRPC handler');
+  return { code: grpc.status.INTERNAL, details: 'internal error' };
+}
+
+/**
  * Turns an async handler into a grpc-js unary handler that maps DomainError to its status,
  * hides unexpected errors behind INTERNAL, and records metrics.
  */
@@ -55,21 +69,9 @@ export function unary<Req, Res>(
         callback(null, response);
       },
       (error: unknown) => {
-        if (error instanceof DomainError) {
-          const code = grpcStatusOfFailure[error.kind];
-          finish(code);
-          callback({ code, details: error.message, name: error.name, message: error.message });
-          return;
-        }
-        if (isDatabaseUnavailable(error)) {
-          options.logger.warn({ err: error, method }, 'database unavailable');
-          finish(grpc.status.UNAVAILABLE);
-          callback({ code: grpc.status.UNAVAILABLE, details: 'database unavailable, retry later' });
-          return;
-        }
-        options.logger.error({ err: error, method }, 'unhandled error in gRPC handler');
-        finish(grpc.status.INTERNAL);
-        callback({ code: grpc.status.INTERNAL, details: 'internal error' });
+        const failure = failureStatus(error, options.logger, method);
+        finish(failure.code);
+        callback({ code: failure.code, details: failure.details, ...(error instanceof DomainError ? { name: error.name, message: error.message } : {}) });
       },
     );
   };

@@ -26,3 +26,4 @@ export * from './trace-context.js';
 export * from './audit/actor.js';
 export * from './audit/store.js';
 export * from './audit/service.js';
+export * from './batch-items.js';

@@ -115,7 +115,9 @@ export function nameHttpSpan(method: string, route: string | undefined): void {
  */
 const savedContexts = new WeakMap<object, Context>();
 export function saveContext(key: object): void {
-  savedContexts.set(key, context.active());
+  // The root context (always so without the SDK) needs no restoring: nothing is kept per request.
+  const active = context.active();
+  if (active !== ROOT_CONTEXT) savedContexts.set(key, active);
 }
 /** The context `saveContext` kept for `key`, if any. */
 export function savedContextOf(key: object): Context | undefined {

@@ -63,7 +63,18 @@ export function currentActor(): AuditActor {
 /** The actor in a call's metadata, or undefined when absent, oversized or malformed. */
 export function actorFromMetadata(metadata: grpc.Metadata): AuditActor | undefined {
   const [value] = metadata.get(actorMetadataKey);
-  if (!Buffer.isBuffer(value) || value.length > maxActorBytes) return undefined;
+  return actorFromBytes(value);
+}
+
+/** The actor this code runs for, encoded as it travels (JSON); empty when no edge named one. */
+export function encodeCurrentActor(): Buffer {
+  const actor = actorContext.getStore()?.actor;
+  return actor === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(actor), 'utf8');
+}
+
+/** An encoded actor (metadata or a coalesced call's item), or undefined when absent, oversized or malformed. */
+export function actorFromBytes(value: unknown): AuditActor | undefined {
+  if (!Buffer.isBuffer(value) || value.length === 0 || value.length > maxActorBytes) return undefined;
   let parsed: unknown;
   try {
     parsed = JSON.parse(value.toString('utf8'));

@@ -25,7 +25,7 @@ const taskListStreamDeadlineMs = 61 * 60_000;
 const tasksRpcs = [
   'AuthenticateApiKey', 'GetMembership', 'GetWorkspace', 'ListMembers', 'ListStatuses',
   'ListProjects', 'CreateProject', 'UpdateProject', 'GetProject', 'ListSections', 'CreateSection', 'UpdateSection', 'GetSection',
-  'ListTasks', 'ListTaskPage', 'GetTasks', 'CreateTask', 'UpdateTask', 'DeleteTask', 'CreateComment', 'DeleteComment',
+  'ListTasks', 'ListTaskPage', 'GetTasks', 'CreateTask', 'UpdateTask', 'CreateTasks', 'UpdateTasks', 'DeleteTask', 'CreateComment', 'DeleteComment',
   'ListTaskComments', 'GetUsage',
 ] as const;
 const attachmentsRpcs = [

@@ -42,3 +42,24 @@ describe('TaskListReader', () => {
     expect(asked).toEqual(['5', '0', '5', '5', '7']);
   });
 });
+
+describe('TaskListReader: concurrent reads', () => {
+  it('reads of one list arriving together share one ListTasks call; a read after it was sent asks again', async () => {
+    const state = { version: '5', json: '[1]' };
+    const asked: string[] = [];
+    const reader = new TaskListReader(fakeTasks(state, asked), () => {
+      throw new Error('a list of one message is not streamed');
+    }, 1000);
+    const together = await Promise.all([reader.read('w', 'p'), reader.read('w', 'p'), reader.read('w', 'p'), reader.read('w', 'other')]);
+    expect(together.map((read) => read.json?.toString())).toEqual(['[1]', '[1]', '[1]', '[1]']);
+    expect(asked).toEqual(['0', '0']);
+    // The list changes; a read that starts now is not served by a call sent before it.
+    Object.assign(state, { version: '6', json: '[1,2]' });
+    const first = reader.read('w', 'p');
+    await new Promise((resolve) => setImmediate(resolve));
+    const later = reader.read('w', 'p');
+    expect((await first).json?.toString()).toBe('[1,2]');
+    expect((await later).json?.toString()).toBe('[1,2]');
+    expect(asked).toEqual(['0', '0', '5', '6']);
+  });
+});

@@ -3,6 +3,8 @@ import { LRUCache } from 'lru-cache';
 import type { StreamTasksRequest } from '@tws/proto-types/generated/tasks/v1/StreamTasksRequest';
 import type { TasksApi } from './backends.js';
 import { StreamedTaskList, type StreamTasksCall } from './streamed-task-list.js';
+import { SameTickCalls } from './same-tick-calls.js';
+import type { ListTasksResponse__Output } from '@tws/proto-types/generated/tasks/v1/ListTasksResponse';
 
 interface ListCopy {
   version: string;
@@ -43,6 +45,9 @@ export class TaskListReader {
     sizeCalculation: (copy) => copy.json.length + 100,
   });
 
+  /** Concurrent reads of one list at one known version share a ListTasks call (same-tick-calls.ts). */
+  private readonly listCalls = new SameTickCalls<ListTasksResponse__Output>();
+
   constructor(
     private readonly tasks: TasksApi,
     private readonly openStream: OpenTaskListStream,
@@ -59,7 +64,7 @@ export class TaskListReader {
     const copy = this.copies.get(key);
     const askClient = clientVersion !== undefined && (copy === undefined || BigInt(clientVersion) > BigInt(copy.version));
     const knownVersion = askClient ? clientVersion : (copy?.version ?? '0');
-    const answer = await this.tasks.ListTasks({ workspaceId, projectId, knownVersion });
+    const answer = await this.listCalls.ask(`${key}@${knownVersion}`, () => this.tasks.ListTasks({ workspaceId, projectId, knownVersion }));
     if (answer.notModified) {
       if (answer.version !== knownVersion) throw new Error('ListTasks answered not modified for another version than asked');
       if (askClient) return { version: answer.version, json: null };

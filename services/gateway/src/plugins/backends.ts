@@ -14,6 +14,7 @@ import {
 import type { RevocationCall } from '../clients/revocation-stream.js';
 import { TaskListReader } from '../clients/task-list-reader.js';
 import { TaskReader } from '../clients/task-reader.js';
+import { TaskWriter } from '../clients/task-writer.js';
 import type { GatewayConfig } from '../config.js';
 
 declare module 'fastify' {
@@ -28,6 +29,8 @@ declare module 'fastify' {
     rateLimitsApi: RateLimitsApi;
     /** Batched task reads (GET /v1/tasks/:id). */
     taskReader: TaskReader;
+    /** Coalesced task writes (POST /v1/tasks, PATCH /v1/tasks/:id). */
+    taskWriter: TaskWriter;
     /** Task lists with a per-replica copy validated on every request (GET /v1/projects/:id/tasks). */
     taskListReader: TaskListReader;
     /** tasks.v1.IdempotencyService: Idempotency-Key claims and stored answers (plugins/idempotency.ts). */
@@ -60,6 +63,7 @@ async function backendsPlugin(app: FastifyInstance, options: BackendsOptions): P
   app.decorate('rateLimitsApi', backends.rateLimits);
   app.decorate('taskReader', new TaskReader(backends.tasks));
   app.decorate('taskListReader', new TaskListReader(backends.tasks, backends.streamTasks, options.config.GRPC_DEADLINE_MS));
+  app.decorate('taskWriter', new TaskWriter(backends.tasks));
   app.decorate('idempotencyApi', backends.idempotency);
   app.decorate('attachmentsApi', backends.attachments);
   app.decorate('webhooksApi', backends.webhooks);

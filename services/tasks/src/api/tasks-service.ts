@@ -1,10 +1,8 @@
 import type { GrpcServerMetrics, Logger, Pool } from '@tws/common';
 import { invalid, unary } from '@tws/common';
-import type { DescriptionChange__Output } from '@tws/proto-types/generated/tasks/v1/DescriptionChange';
 import type { Actor__Output } from '@tws/proto-types/generated/tasks/v1/Actor';
 import type { TasksServiceHandlers } from '@tws/proto-types/generated/tasks/v1/TasksService';
 import { ApiKeyUsage } from '../domain/api-key-usage.js';
-import type { DescriptionInput } from '../domain/description.js';
 import { listCommentsPage } from '../domain/comments.js';
 import * as projects from '../domain/projects.js';
 import * as tasks from '../domain/tasks.js';
@@ -12,7 +10,8 @@ import { getTasksJson, listTasksJson } from '../domain/task-views.js';
 import { listTaskPage } from '../domain/task-list-page.js';
 import { streamTasksHandler, type TaskListStreamSettings } from './task-list-stream-service.js';
 import * as workspaces from '../domain/workspaces.js';
-import { commentMessage, memberMessage, membershipMessage, planMessage, projectMessage, sectionMessage, statusMessage, taskMessage, workspaceMessage } from './mappers.js';
+import { taskWriteHandlers } from './task-writes.js';
+import { commentMessage, memberMessage, membershipMessage, planMessage, projectMessage, sectionMessage, statusMessage, workspaceMessage } from './mappers.js';
 
 /** Largest GetTasks batch served; the gateway sends at most 64. */
 const maxTasksPerBatch = 500;
@@ -22,19 +21,6 @@ export interface HandlerDeps {
   pool: Pool;
   logger: Logger;
   metrics: GrpcServerMetrics;
-}
-
-function descriptionInput(change: DescriptionChange__Output | null): DescriptionInput | undefined {
-  switch (change?.value) {
-    case 'markdown':
-      return { markdown: change.markdown ?? '' };
-    case 'nodesJson':
-      return { nodesJson: change.nodesJson ?? '' };
-    case 'clear':
-      return change.clear ? { clear: true } : undefined;
-    default:
-      return undefined;
-  }
 }
 
 function actorInput(actor: Actor__Output | null): tasks.Actor | undefined {
@@ -153,37 +139,7 @@ export function tasksServiceHandlers({ pool, logger, metrics, taskLists }: Handl
       },
       options,
     ),
-    CreateTask: unary(
-      'CreateTask',
-      async (request) =>
-        tasks.createTask(pool, {
-          workspaceId: request.workspaceId,
-          projectId: request.projectId,
-          listId: request.listId,
-          name: request.name,
-          assigneeId: request.assigneeId,
-        }),
-      options,
-    ),
-    UpdateTask: unary(
-      'UpdateTask',
-      async (request) => {
-        const { task, entityTag } = await tasks.updateTask(pool, {
-          workspaceId: request.workspaceId,
-          id: request.id,
-          name: request.name,
-          listId: request.listId,
-          isCompleted: request.isCompleted,
-          statusId: request.statusId,
-          assigneeId: request.assigneeId,
-          clearAssignee: request.clearAssignee,
-          description: descriptionInput(request.description),
-          ifMatch: request.ifMatch,
-        });
-        return { task: taskMessage(task), entityTag };
-      },
-      options,
-    ),
+    ...taskWriteHandlers({ pool, logger, metrics }),
     DeleteTask: unary(
       'DeleteTask',
       async (request) => {

@@ -156,7 +156,7 @@ const taskRoutes: FastifyPluginAsyncZod<TaskRoutesOptions> = async (app, options
     },
     async (request, reply) => {
       const { projectId, listId, name, assigneeId } = request.body;
-      const created = await app.tasksApi.CreateTask({
+      const created = await app.taskWriter.create({
         workspaceId: request.principal.workspaceId,
         projectId,
         listId,
@@ -199,7 +199,7 @@ const taskRoutes: FastifyPluginAsyncZod<TaskRoutesOptions> = async (app, options
       if (assigneeId === null) change.clearAssignee = true;
       else if (assigneeId !== undefined) change.assigneeId = assigneeId;
       if (description !== undefined) change.description = descriptionChange(description);
-      const { task, entityTag } = await app.tasksApi.UpdateTask(change);
+      const { task, entityTag } = await app.taskWriter.update(change);
       if (entityTag !== '') reply.header('etag', entityTag);
       return toTask(task);
     },

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { isGrpcError } from '@tws/common';
 import type { TasksApi } from '../../clients/backends.js';
@@ -10,7 +10,7 @@ export type ApiKeyPrincipal = Extract<Principal, { kind: 'apiKey' }>;
 
 /** A hash of a credential: what caches and rate-limit buckets are keyed by, never the secret itself. */
 export function credentialHash(secret: string): string {
-  return createHash('sha256').update(secret).digest('base64url');
+  return hash('sha256', secret, 'base64url');
 }
 
 /** Longest API key accepted for a lookup; real keys are a prefix plus ~32–64 characters. */
