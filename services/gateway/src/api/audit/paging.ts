@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { AuditEvent__Output } from '@tws/proto-types/generated/audit/v1/AuditEvent';
+import { opaqueCursor } from '../schemas/cursor.js';
 
 /*
  * GET /v1/audit: one cursor over three sources. Each of tasks, attachments and webhooks answers its
@@ -19,30 +19,15 @@ export interface AuditCursor {
   id: string;
 }
 
-const CursorPayload = z.tuple([z.literal(1), z.int().min(0).max(8_640_000_000_000_000), z.guid().max(36)]);
-
-const checkOf = (body: string): string => createHash('sha256').update('tws.audit-cursor.v1\0').update(body).digest().subarray(0, 9).toString('base64url');
+const cursors = opaqueCursor('tws.audit-cursor.v1', z.tuple([z.literal(1), z.int().min(0).max(8_640_000_000_000_000), z.guid().max(36)]), maxCursorLength);
 
 /** Opaque: base64url JSON of the place, then a checksum (not a secret: it makes an edited cursor a clear 400). */
-export function encodeAuditCursor(cursor: AuditCursor): string {
-  const body = Buffer.from(JSON.stringify([1, cursor.atMs, cursor.id])).toString('base64url');
-  return `${body}.${checkOf(body)}`;
-}
+export const encodeAuditCursor = (cursor: AuditCursor): string => cursors.encode([1, cursor.atMs, cursor.id]);
 
 /** The place a cursor names, or null for anything `encodeAuditCursor` did not write. */
 export function decodeAuditCursor(text: string): AuditCursor | null {
-  if (text.length > maxCursorLength) return null;
-  const match = /^([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]{12})$/.exec(text);
-  if (match === null || checkOf(match[1]!) !== match[2]) return null;
-  let payload: unknown;
-  try {
-    payload = JSON.parse(Buffer.from(match[1]!, 'base64url').toString('utf8'));
-  } catch {
-    return null;
-  }
-  const parsed = CursorPayload.safeParse(payload);
-  if (!parsed.success) return null;
-  return { atMs: parsed.data[1], id: parsed.data[2].toLowerCase() };
+  const payload = cursors.decode(text);
+  return payload === null ? null : { atMs: payload[1], id: payload[2].toLowerCase() };
 }
 
 /** Newest first: `at` descending, then id descending (the order every source's index walks). */

@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { ListTaskPageRequest } from '@tws/proto-types/generated/tasks/v1/ListTaskPageRequest';
 import type { TaskListKey__Output } from '@tws/proto-types/generated/tasks/v1/TaskListKey';
 import { HttpError } from '../../plugins/errors.js';
+import { opaqueCursor } from '../schemas/cursor.js';
 
 /*
  * Opt-in paging and filters of GET /v1/projects/:projectId/tasks (issue 21 item 2). Without any of
@@ -24,37 +24,22 @@ export interface TaskListCursor {
 
 const Id = z.guid().max(36);
 const int32 = z.int().min(-(2 ** 31)).max(2 ** 31 - 1);
-const CursorPayload = z.tuple([z.literal(1), Id, Id, int32, int32]);
+const cursors = opaqueCursor('tws.task-list-cursor.v1', z.tuple([z.literal(1), Id, Id, int32, int32]), maxCursorLength);
 
 /** The checksum part of a cursor with this body (exported for tests). */
-export const checkOf = (body: string): string =>
-  createHash('sha256').update('tws.task-list-cursor.v1\0').update(body).digest().subarray(0, 9).toString('base64url');
+export const checkOf = cursors.checkOf;
 
 /**
- * The opaque cursor of a list place: base64url JSON of the project and the key, then a checksum.
- * The checksum is not a secret: a cursor names only a place in a list the caller may read anyway (the
- * project is checked against the path, the section against the project); it makes an edited or cut
- * cursor a clear 400 instead of a page from somewhere else.
+ * The opaque cursor of a list place (`api/schemas/cursor.ts`): the project is checked against the
+ * path, the section against the project.
  */
-export function encodeCursor(cursor: TaskListCursor): string {
-  const body = Buffer.from(JSON.stringify([1, cursor.projectId, cursor.sectionId, cursor.position, cursor.number])).toString('base64url');
-  return `${body}.${checkOf(body)}`;
-}
+export const encodeCursor = (cursor: TaskListCursor): string => cursors.encode([1, cursor.projectId, cursor.sectionId, cursor.position, cursor.number]);
 
 /** The place a cursor names, or null for anything `encodeCursor` did not write. */
 export function decodeCursor(text: string): TaskListCursor | null {
-  if (text.length > maxCursorLength) return null;
-  const match = /^([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]{12})$/.exec(text);
-  if (match === null || checkOf(match[1]!) !== match[2]) return null;
-  let payload: unknown;
-  try {
-    payload = JSON.parse(Buffer.from(match[1]!, 'base64url').toString('utf8'));
-  } catch {
-    return null;
-  }
-  const parsed = CursorPayload.safeParse(payload);
-  if (!parsed.success) return null;
-  const [, projectId, sectionId, position, number] = parsed.data;
+  const payload = cursors.decode(text);
+  if (payload === null) return null;
+  const [, projectId, sectionId, position, number] = payload;
   return { projectId: projectId.toLowerCase(), sectionId: sectionId.toLowerCase(), position, number };
 }
 
