@@ -9,7 +9,7 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { Queryable } from '@tws/common';
+import { auditRecord, listAudit, recordAudit, type Queryable } from '@tws/common';
 import { createWorkspace, type TestWorkspace } from '../support/admin.js';
 import { createProject, createTask, keyOf, type CreatedProject } from '../support/fixtures.js';
 import { findApiKeyByHash, touchApiKey } from '../../services/tasks/src/store/api-keys.js';
@@ -117,6 +117,7 @@ describe('hot statements of the tasks store use indexes', () => {
       event: { event: 'task.updated', createdAt: new Date().toISOString() },
       requestId: null,
       traceparent: null,
+      audit: auditRecord({ workspaceId, action: 'task.updated', resourceType: 'task', resourceId: task.id, changes: ['name'] }),
     } as unknown as TaskWrite;
     await capture(() => renderTasks(store, [{ workspaceId, id: task.id }]));
     await capture(() => readTaskForChange(store, workspaceId, task.id, refs, true));
@@ -150,7 +151,11 @@ describe('hot statements of the tasks store use indexes', () => {
     await capture(() => markOutboxPublished(store, [task.id]));
     await capture(() => deletePublishedOutboxRows(store, 60_000, 1000));
     await capture(() => outboxBacklog(store));
-    expect(statements.length).toBeGreaterThanOrEqual(25);
+    // The audit trail (migration 017): its insert, and GET /v1/audit's first and next pages.
+    await capture(() => recordAudit(store, { workspaceId, action: 'task.deleted', resourceType: 'task', resourceId: task.id }));
+    await capture(() => listAudit(store, { workspaceId, limit: 51 }));
+    await capture(() => listAudit(store, { workspaceId, before: { at: new Date(), id: task.id }, limit: 51 }));
+    expect(statements.length).toBeGreaterThanOrEqual(28);
 
     const scans: string[] = [];
     for (const statement of statements) {
@@ -177,6 +182,7 @@ describe('hot statements of the tasks store use indexes', () => {
       event: { event: 'task.created', data: {} },
       requestId: null,
       traceparent: null,
+      audit: auditRecord({ workspaceId: ws.workspace.id, action: 'task.created', resourceType: 'task', resourceId: '00000000-0000-4000-8000-0000000000a1' }),
     } as unknown as NewTask;
     await db.query('BEGIN');
     try {

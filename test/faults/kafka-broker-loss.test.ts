@@ -204,7 +204,17 @@ describe('Kafka: one broker of three killed during a burst of task changes', () 
       validateOnly: false,
       resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configEntries: [{ name: 'min.insync.replicas', value: '2' }] }],
     });
-    await migrate('webhooks');
+    // The change reaches every broker through the cluster's metadata log, a moment later than the
+    // controller acknowledged it: migrate may still read the old value from another broker meanwhile.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await migrate('webhooks');
+        break;
+      } catch (error) {
+        if (attempt >= 20 || !String(error).includes('min.insync.replicas 1, below')) throw error;
+        await sleep(500);
+      }
+    }
     // A cluster too small for the replication asked of a new topic is refused before anything is created.
     await admin!.deleteTopics({ topics: [topic] });
     // Brokers learn of the deletion one after another, and migrate may ask any of them: wait until
