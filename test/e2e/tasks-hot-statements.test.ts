@@ -172,7 +172,13 @@ describe('hot statements of the tasks store use indexes', () => {
     const onNotice = (message: { message?: string }): void => {
       if (message.message?.includes('"Plan"')) plans.push(message.message);
     };
-    db.on('notice', onNotice);
+    // A session of its own: the seeding INSERT of beforeAll planned the foreign-key checks of tasks
+    // (projects, sections, statuses) in `db`'s session, with sequential scans allowed, and Postgres
+    // keeps those plans for the session; here every plan is made under enable_seqscan = off.
+    const session = new pg.Client({ connectionString: inject('stack').databaseUrl });
+    await session.connect();
+    await session.query('SET search_path TO tasks, public');
+    session.on('notice', onNotice);
     const item = {
       id: '00000000-0000-4000-8000-0000000000a1',
       name: 'Created under auto_explain',
@@ -184,17 +190,17 @@ describe('hot statements of the tasks store use indexes', () => {
       traceparent: null,
       audit: auditRecord({ workspaceId: ws.workspace.id, action: 'task.created', resourceType: 'task', resourceId: '00000000-0000-4000-8000-0000000000a1' }),
     } as unknown as NewTask;
-    await db.query('BEGIN');
+    await session.query('BEGIN');
     try {
-      await db.query("LOAD 'auto_explain'");
+      await session.query("LOAD 'auto_explain'");
       for (const setting of ['auto_explain.log_min_duration = 0', 'auto_explain.log_nested_statements = on', "auto_explain.log_format = 'json'", 'client_min_messages = log', 'enable_seqscan = off']) {
-        await db.query(`SET LOCAL ${setting}`);
+        await session.query(`SET LOCAL ${setting}`);
       }
       const section = { workspaceId: ws.workspace.id, projectId: project.id, sectionId: project.defaultListId };
-      expect(await createTasks(db, section, [item], 100)).toEqual([{ outcome: 'created', number: 5002 }]);
+      expect(await createTasks(session, section, [item], 100)).toEqual([{ outcome: 'created', number: 5002 }]);
     } finally {
-      await db.query('ROLLBACK');
-      db.off('notice', onNotice);
+      await session.query('ROLLBACK');
+      await session.end();
     }
     // The function's own statements (project, section lock, member, workspace, numbers, position, status, inserts) at least.
     expect(plans.length).toBeGreaterThanOrEqual(8);
