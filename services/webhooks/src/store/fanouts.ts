@@ -1,5 +1,5 @@
 import type { Pool } from '@tws/common';
-import { backlogColumn, toWork, type DeliveryState, type DeliveryWork } from './delivery-work.js';
+import { backlogColumn, toWork, type DeliveryWork, type WorkRow } from './delivery-work.js';
 
 /** Shards of a fan-out: endpoint ids by their first hex digit (random UUIDs spread evenly). */
 export const fanOutShards = 16;
@@ -39,23 +39,26 @@ export interface FanOutBatch {
   walked: number;
 }
 
-interface BatchRow {
+/** A walked endpoint: the work row's endpoint and delivery columns, and where the walk stands. */
+type BatchRow = {
   last_endpoint: string | null;
   walked: string;
   delivery_id: string | null;
-  state: DeliveryState;
-  next_attempt: number;
-  next_attempt_at: Date | null;
-  handoff_pending: boolean;
-  parked: boolean;
-  endpoint_backlog: boolean;
-  endpoint_id: string;
-  url: string;
-  endpoint_deleted: boolean;
-  secret_ciphertext: Buffer;
-  previous_secret_ciphertext: Buffer | null;
-  previous_secret_expires_at: Date | null;
-}
+} & Pick<
+  WorkRow,
+  | 'state'
+  | 'next_attempt'
+  | 'next_attempt_at'
+  | 'handoff_pending'
+  | 'parked'
+  | 'endpoint_backlog'
+  | 'endpoint_id'
+  | 'url'
+  | 'endpoint_deleted'
+  | 'secret_ciphertext'
+  | 'previous_secret_ciphertext'
+  | 'previous_secret_expires_at'
+>;
 
 /**
  * One batch of a fan-out, idempotently: walks the workspace's endpoints after the cursor by id (all of
