@@ -13,7 +13,8 @@ import { api, type ApiResponse } from '../support/api.js';
 import { createProject, createSection, createTask, expectStatus, patchTask, pollUntil, type CreatedProject, type ListedTask } from '../support/fixtures.js';
 import { renderedList, seedTasks } from '../support/seed-tasks.js';
 import { taskFixture } from '../support/task-fixture.js';
-import { snapshotApplicationName } from '../../services/tasks/src/store/task-list-stream.js';
+import { listChunkBytes, listChunkTasks, snapshotApplicationName, snapshotSettings } from '../../services/tasks/src/store/task-list-stream.js';
+import { pageSql } from '../../services/tasks/src/store/task-list-page.js';
 
 describe('streamed task lists', () => {
   const fx = taskFixture();
@@ -160,4 +161,38 @@ describe('streamed task lists', () => {
     for (const body of bodies) expect(body === expected.json).toBe(true);
     expect(await pollUntil(openSnapshots, (open) => open === 0, { timeoutMs: 10_000 })).toBe(0);
   });
+
+  it('each batch walks its section from the key: near the end of a 6,000-task section it reads limit + 1 index entries, on statistics from before the section grew', async () => {
+    // Statistics taken while the section was empty: the planner expects a few rows (as after a bulk import, before autovacuum).
+    const project = await createProject(fx.key);
+    await db.query('ANALYZE tasks');
+    await seedTasks(db, { workspaceId: fx.ws.workspace.id, projectId: project.id, sectionIds: [project.defaultListId], count: 6_000, describedEvery: 0, descriptionBytes: 0, statusId: fx.todo.id });
+    const { rows: keys } = await db.query<{ position: number; number: number }>(
+      'SELECT position, number FROM tasks WHERE section_id = $1 ORDER BY position, number OFFSET 5500 LIMIT 1',
+      [project.defaultListId],
+    );
+    const after = keys[0]!;
+    /** The plan nodes that read `tasks`, with the rows each returned. */
+    const taskScans = (node: PlanNode): PlanNode[] =>
+      [...(node['Relation Name'] === 'tasks' ? [node] : []), ...(node.Plans ?? []).flatMap(taskScans)];
+    await db.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    try {
+      await db.query(snapshotSettings({ statementTimeoutMs: 10_000, idleTimeoutMs: 60_000 }));
+      const values = [fx.ws.workspace.id, project.id, project.defaultListId, after.position, after.number, null, null, false, null, project.defaultListId, null, listChunkTasks, listChunkBytes];
+      const { rows } = await db.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>({ text: `EXPLAIN (ANALYZE, FORMAT JSON) ${pageSql}`, values });
+      const scans = taskScans(rows[0]!['QUERY PLAN'][0]!.Plan);
+      expect(scans.map((scan) => [scan['Node Type'], scan['Index Name']])).toEqual([['Index Scan', 'tasks_section_position_number_idx']]);
+      expect(scans[0]!['Actual Rows']).toBe(listChunkTasks + 1);
+    } finally {
+      await db.query('ROLLBACK');
+    }
+  });
 });
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  'Actual Rows': number;
+  Plans?: PlanNode[];
+}

@@ -234,7 +234,9 @@ describe('task list paging and filters', () => {
         return JSON.stringify(rows[0]!['QUERY PLAN']);
       };
       const plain = await explain([null, null, false, null, null, null]);
-      expect(plain).toContain('tasks_section_position_idx');
+      expect(plain).toContain('tasks_section_position_number_idx');
+      // The walk starts at the key (an index condition), not at the section's first task (a filter).
+      expect(plain).toMatch(/"Index Cond":"[^"]*ROW\(\\"position\\", number\) > ROW\(/);
       expect(plain).toMatch(/sections_project_position_idx|sections_pkey/);
       expect(plain).not.toContain('"Seq Scan"');
       // With filters the planner may pick another of the tasks' indexes (status, assignee: it depends on what the

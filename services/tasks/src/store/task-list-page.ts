@@ -39,7 +39,7 @@ export type TaskListPage =
  * and a task's (position, number) only changes when it is moved to the end of a section, so a key
  * stays a fixed place in the order: tasks created between two pages go after their section's last
  * task and never shift a task already served or still to come. The walk goes section by section in
- * order (sections_project_position_idx), and in each section through tasks_section_position_idx
+ * order (sections_project_position_idx), and in each section through tasks_section_position_number_idx
  * with at most limit + 1 rows: the work is bounded by the page size and the number of sections, not
  * by the project's task count (filters are residual conditions of that index walk, so a selective
  * filter on a huge section reads that section's index; a section's tasks are always the project's:
@@ -60,7 +60,12 @@ export const pageSql = `
     FROM secs s CROSS JOIN LATERAL (
       SELECT t.list_json, t.section_id, t.position, t.number FROM tasks t
       WHERE t.section_id = s.id
-        AND (s.id IS DISTINCT FROM $3::uuid OR (t.position, t.number) > ($4::int, $5::int))
+        -- After the cursor in its own section, from the start in the following ones: one row
+        -- comparison the index (section_id, position, number) starts its walk at (migration 019), so
+        -- a page reads limit + 1 index entries wherever the cursor stands (an OR here was a filter
+        -- over every entry before the cursor: pages grew slower towards a long section's end).
+        AND (t.position, t.number) > (CASE WHEN s.id = $3::uuid THEN $4::int ELSE -2147483648 END,
+                                      CASE WHEN s.id = $3::uuid THEN $5::int ELSE -2147483648 END)
         AND ($6::bool IS NULL OR t.is_completed = $6::bool)
         AND ($7::uuid IS NULL OR t.status_id = $7::uuid)
         AND (NOT $8::bool OR t.assignee_id IS NULL)
