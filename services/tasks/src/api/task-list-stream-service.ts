@@ -27,7 +27,7 @@ export interface TaskListStreamSettings {
   timeoutMs: number;
 }
 
-/** statement_timeout of each batch (~128 KiB of JSON: a few milliseconds on a healthy database). */
+/** statement_timeout of each batch (~64 KiB of JSON: a few milliseconds on a healthy database). */
 const batchStatementTimeoutMs = 10_000;
 /**
  * Messages written and not yet taken by HTTP/2 (the reader's flow-control window) before the next

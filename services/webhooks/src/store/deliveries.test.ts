@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createPool, type Pool } from '@tws/common';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DeliveryStore, type IncomingEvent } from './deliveries.js';
+import { backlogColumn } from './delivery-work.js';
 
 /** Against the test stack's Postgres (schema webhooks), in a workspace of its own. */
 describe('DeliveryStore.fanOut', () => {
@@ -56,4 +57,56 @@ describe('DeliveryStore.fanOut', () => {
       expect(log.map((entry) => entry.eventId)).toEqual([...events].reverse().map((event) => event.id));
     }
   });
+
+  it('probes an endpoint\'s backlog through the parked index, also when most of its deliveries are parked (the newest)', async () => {
+    // Temporary copies of the two tables (a session's temporary tables come first in its search path), with
+    // statistics the shared test database cannot promise: 40,000 deliveries of 4 endpoints, the newest half parked.
+    const client = await pool.connect();
+    try {
+      await client.query('CREATE TEMP TABLE endpoints (LIKE webhooks.endpoints INCLUDING ALL)');
+      await client.query('CREATE TEMP TABLE deliveries (LIKE webhooks.deliveries INCLUDING ALL)');
+      const endpointIds = Array.from({ length: 4 }, () => randomUUID());
+      await client.query(
+        `INSERT INTO endpoints (id, workspace_id, url, events, secret_ciphertext) SELECT id, 'backlog-plan', 'https://e.example/', '{task.updated}', '\\x00' FROM unnest($1::uuid[]) AS id`,
+        [endpointIds],
+      );
+      await client.query(
+        `INSERT INTO deliveries (id, endpoint_id, event_id, created_at, updated_at, parked)
+         SELECT gen_random_uuid(), ($1::uuid[])[1 + g % 4], 'evt_' || g, now() + g * interval '1 ms', now(), g > 20000 FROM generate_series(1, 40000) g`,
+        [endpointIds],
+      );
+      await client.query('ANALYZE endpoints');
+      await client.query('ANALYZE deliveries');
+      // As a fan-out's rows use it: once per delivery, 500 of them.
+      const { rows } = await client.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
+        `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT ${backlogColumn} FROM generate_series(1, 125) JOIN endpoints e ON true`,
+      );
+      const nodes = flatten(rows[0]!['QUERY PLAN'][0]!.Plan);
+      const deliveryScans = nodes.filter((node) => node['Relation Name'] === 'deliveries');
+      // The copy of deliveries_parked_idx (LIKE … INCLUDING ALL names the copies itself).
+      const parkedIndex = await client.query<{ indexname: string }>(
+        `SELECT indexname FROM pg_indexes WHERE schemaname = (SELECT nspname FROM pg_namespace WHERE oid = pg_my_temp_schema())
+           AND tablename = 'deliveries' AND indexdef LIKE '%WHERE parked'`,
+      );
+      expect(parkedIndex.rows).toHaveLength(1);
+      expect(deliveryScans.map((node) => [node['Node Type'], node['Index Name']])).toEqual([['Index Only Scan', parkedIndex.rows[0]!.indexname]]);
+      // A probe reads a few pages of the index, not the table (a sequential scan read ~400 pages a probe).
+      const pages = nodes[0]!['Local Hit Blocks'] + nodes[0]!['Local Read Blocks'];
+      expect(pages).toBeLessThan(5 * 500);
+    } finally {
+      await client.query('DROP TABLE IF EXISTS pg_temp.deliveries, pg_temp.endpoints');
+      client.release();
+    }
+  });
 });
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  'Local Hit Blocks': number;
+  'Local Read Blocks': number;
+  Plans?: PlanNode[];
+}
+
+const flatten = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(flatten)];
