@@ -51,6 +51,7 @@ export class TrackedConsumer {
   private readonly trackers = new Map<string, PartitionTracker>();
   private readonly resumeTimers = new Map<string, NodeJS.Timeout>();
   private commitTimer: NodeJS.Timeout | undefined;
+  private restartTimer: NodeJS.Timeout | undefined;
   private committing: Promise<void> = Promise.resolve();
   private draining = false;
 
@@ -77,19 +78,42 @@ export class TrackedConsumer {
     });
     this.consumer.on(this.consumer.events.CRASH, ({ payload }) => {
       options.logger.error({ err: payload.error, groupId: options.groupId, restart: payload.restart }, 'consumer crashed');
+      // kafkajs starts a crashed consumer again only after a retriable error. After another one (e.g.
+      // "Failed to find group coordinator" as the broker goes away) it stays stopped, and this service
+      // would stay ready with nobody consuming: start it again here, backing off while it fails.
+      if (!payload.restart) this.restartLater(1_000);
     });
   }
 
   async start(): Promise<void> {
     await this.consumer.connect();
     for (const topic of this.options.topics) await this.consumer.subscribe({ topic, fromBeginning: true });
+    await this.run();
+    this.commitTimer = setInterval(() => void this.commitProgress(), this.options.commitIntervalMs ?? 250);
+  }
+
+  /** Runs the connected consumer; after a crash, connects it first (its subscriptions are kept). */
+  private async run(reconnect = false): Promise<void> {
+    if (reconnect) await this.consumer.connect();
     await this.consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: this.options.partitionsConsumedConcurrently ?? 6,
       eachBatch: (payload) => this.eachBatch(payload),
     });
-    this.commitTimer = setInterval(() => void this.commitProgress(), this.options.commitIntervalMs ?? 250);
+  }
+
+  private restartLater(delayMs: number): void {
+    if (this.draining || this.restartTimer !== undefined) return;
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined;
+      if (this.draining) return;
+      this.options.logger.warn({ groupId: this.options.groupId }, 'starting the crashed consumer again');
+      this.run(true).catch((error: unknown) => {
+        this.options.logger.error({ err: error, groupId: this.options.groupId }, 'consumer restart failed; trying again');
+        this.restartLater(Math.min(delayMs * 2, 30_000));
+      });
+    }, delayMs);
   }
 
   private trackerFor(topic: string, partition: number): PartitionTracker {
@@ -174,6 +198,7 @@ export class TrackedConsumer {
   /** Stop fetching, let accepted work finish (bounded), commit what finished, leave the group. */
   async stop(timeoutMs: number): Promise<void> {
     this.draining = true;
+    clearTimeout(this.restartTimer);
     for (const timer of this.resumeTimers.values()) clearTimeout(timer);
     this.resumeTimers.clear();
     this.consumer.pause(this.options.topics.map((topic) => ({ topic })));
