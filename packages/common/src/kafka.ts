@@ -99,13 +99,16 @@ export class TopicDurabilityError extends Error {
  * (a Strimzi KafkaTopic, the operator's own tooling), and kafkajs only has the non-incremental
  * AlterConfigs, which would reset the topic's other overrides. Idempotent; used by migration jobs.
  */
-export async function ensureTopics(kafka: Kafka, topics: TopicSpec[], durability: TopicDurability): Promise<void> {
+export async function ensureTopics(kafka: Kafka, topics: TopicSpec[], durability: TopicDurability, brokerGraceMs = 15_000): Promise<void> {
   const admin = kafka.admin();
   await admin.connect();
   try {
     // Brokers learn of created and deleted topics one after another: a broker that has not yet may
     // answer "This server does not host this topic-partition" (retriable) for a topic another
-    // broker listed. Inspect again until the answers agree.
+    // broker listed. Inspect again until the answers agree. Brokers also learn of each other one
+    // after another: a broker that has just started may list itself alone for a moment, so too
+    // few brokers is believed only after `brokerGraceMs` of asking again.
+    const brokersDeadline = Date.now() + brokerGraceMs;
     const { missing, problems } = await untilNotRetriable(async () => {
       const existing = new Set(await admin.listTopics());
       const present = topics.filter(({ topic }) => existing.has(topic));
@@ -114,6 +117,7 @@ export async function ensureTopics(kafka: Kafka, topics: TopicSpec[], durability
       if (absent.length > 0) {
         const { brokers } = await admin.describeCluster();
         if (brokers.length < durability.replicationFactor) {
+          if (Date.now() < brokersDeadline) throw new TooFewBrokersYet();
           found.push(
             `cannot create ${absent.map(({ topic }) => topic).join(', ')} with KAFKA_TOPIC_REPLICATION_FACTOR=${durability.replicationFactor}: ` +
               `the cluster has ${brokers.length} broker${brokers.length === 1 ? '' : 's'} online`,
@@ -139,6 +143,11 @@ export async function ensureTopics(kafka: Kafka, topics: TopicSpec[], durability
   } finally {
     await admin.disconnect();
   }
+}
+
+/** The cluster's answer lists fewer brokers than the replication factor needs: ask again (see ensureTopics). */
+class TooFewBrokersYet extends Error {
+  readonly retriable = true;
 }
 
 const isRetriable = (error: unknown): boolean => (error as { retriable?: unknown }).retriable === true;

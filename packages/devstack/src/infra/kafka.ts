@@ -202,16 +202,23 @@ function brokerJavaOptions(nodes: number): string[] {
   return [...heap, '-XX:TieredStopAtLevel=1', ...extra];
 }
 
-/** True once the cluster answers and lists every broker of `expected`. */
+/**
+ * True once the cluster, and every broker of `expected` asked alone, answer and list every broker
+ * of `expected`: brokers learn of each other one after another, and a client (a migration step)
+ * may ask any of them.
+ */
 async function brokerAnswers(brokers: string[], expected: string[]): Promise<boolean> {
-  const admin = new Kafka({ brokers, logLevel: logLevel.NOTHING, retry: { retries: 0 } }).admin();
-  try {
-    await admin.connect();
-    const cluster = await admin.describeCluster();
-    const listed = new Set(cluster.brokers.map((broker) => `${broker.host}:${broker.port}`));
-    if (!expected.every((broker) => listed.has(broker))) throw new DevstackError('not every broker is registered yet');
-    return true;
-  } finally {
-    await admin.disconnect().catch(() => undefined);
-  }
+  const lists = async (asked: string[]): Promise<void> => {
+    const admin = new Kafka({ brokers: asked, logLevel: logLevel.NOTHING, retry: { retries: 0 } }).admin();
+    try {
+      await admin.connect();
+      const cluster = await admin.describeCluster();
+      const listed = new Set(cluster.brokers.map((broker) => `${broker.host}:${broker.port}`));
+      if (!expected.every((broker) => listed.has(broker))) throw new DevstackError(`${asked.join(',')}: not every broker is registered yet`);
+    } finally {
+      await admin.disconnect().catch(() => undefined);
+    }
+  };
+  await Promise.all([lists(brokers), ...expected.map((broker) => lists([broker]))]);
+  return true;
 }
