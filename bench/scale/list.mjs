@@ -5,6 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import { onCleanup } from '../lib/cleanup.mjs';
+import { cpuMeter } from '../lib/cpu.mjs';
 import { log } from '../lib/log.mjs';
 import { percentile, round } from '../lib/numbers.mjs';
 import { newProject, scaleWorkspace } from './fixture.mjs';
@@ -67,6 +68,7 @@ async function measureSize(stack, fixture, size) {
   const errors = [];
   let check = 'not checked (no answer)';
   const rss = sampleRss(stack, settings.rssSampleMs);
+  const cpu = cpuMeter();
   const started = performance.now();
   await Promise.all(
     Array.from({ length: settings.listReaders }, async (_, reader) => {
@@ -84,6 +86,7 @@ async function measureSize(stack, fixture, size) {
     }),
   );
   const wallMs = performance.now() - started;
+  const cpuCores = cpu();
   const peaks = rss.stop();
   await pool.close();
   const largest = largestPeak(peaks);
@@ -99,6 +102,8 @@ async function measureSize(stack, fixture, size) {
     headersMs: summary(reads.map((read) => read.headersMs)),
     totalMs: summary(reads.map((read) => read.totalMs)),
     wallSeconds: round(wallMs / 1000, 1),
+    // Cores each process used while the lists were read (Postgres: all its backends).
+    cpuCores,
     peakRss: peaks,
     largestPeakRss: largest,
     exited: exitsOf(peaks),
@@ -109,7 +114,7 @@ async function measureSize(stack, fixture, size) {
     rss: largest.peakRssMb < targets.rssMb && row.exited.length === 0,
     correct: check === 'ok' && errors.length === 0,
   };
-  log(`list ${size}: ttfb p50 ${row.ttfbMs.p50} / max ${row.ttfbMs.max} ms, total p50 ${row.totalMs.p50} / max ${row.totalMs.max} ms, ${row.bytes} bytes, errors ${row.errors}, check ${check}, peak RSS ${largest.peakRssMb} MB (${largest.service})`);
+  log(`list ${size}: ttfb p50 ${row.ttfbMs.p50} / max ${row.ttfbMs.max} ms, total p50 ${row.totalMs.p50} / max ${row.totalMs.max} ms, ${row.bytes} bytes, errors ${row.errors}, check ${check}, peak RSS ${largest.peakRssMb} MB (${largest.service}); cores ${JSON.stringify(cpuCores)}`);
   return row;
 }
 
