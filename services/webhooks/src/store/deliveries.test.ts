@@ -3,6 +3,7 @@ import { createPool, type Pool } from '@tws/common';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DeliveryStore, type IncomingEvent } from './deliveries.js';
 import { backlogColumn } from './delivery-work.js';
+import { fanOutStatement } from './fan-out-statement.js';
 
 /** Against the test stack's Postgres (schema webhooks), in a workspace of its own. */
 describe('DeliveryStore.fanOut', () => {
@@ -58,6 +59,41 @@ describe('DeliveryStore.fanOut', () => {
     }
   });
 
+  it('probes each endpoint\'s backlog once per fan-out, not once per delivery', async () => {
+    const workspaceId = `fan-out-probes-${randomUUID()}`;
+    const endpoints = [randomUUID(), randomUUID(), randomUUID()];
+    await pool.query(
+      `INSERT INTO endpoints (id, workspace_id, url, events, secret_ciphertext) SELECT id, $2, 'https://e.example/', '{task.updated}', '\\x00' FROM unnest($1::uuid[]) AS id`,
+      [endpoints, workspaceId],
+    );
+    const events = Array.from({ length: 8 }, (_, index) => ({ id: `evt_${randomUUID()}`, taskId: `task-${index}` }));
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      const { rows } = await client.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>({
+        text: `EXPLAIN (ANALYZE, FORMAT JSON) ${fanOutStatement}`,
+        values: [
+          events.map((event) => event.id),
+          events.map(() => workspaceId),
+          events.map(() => 'task.updated'),
+          events.map((event) => event.taskId),
+          events.map((event) => Buffer.from(event.id)),
+          500,
+          events.map(() => null),
+          events.map(() => null),
+        ],
+      });
+      const plan = rows[0]!['QUERY PLAN'][0]!.Plan;
+      expect(plan['Actual Rows']).toBe(events.length * endpoints.length);
+      const probes = flatten(plan).filter((node) => node['Index Name'] === 'deliveries_parked_idx');
+      expect(probes.length).toBeGreaterThan(0);
+      expect(probes.reduce((loops, node) => loops + node['Actual Loops'], 0)).toBe(endpoints.length);
+    } finally {
+      await client.query('ROLLBACK');
+      client.release();
+    }
+  });
+
   it('probes an endpoint\'s backlog through the parked index, also when most of its deliveries are parked (the newest)', async () => {
     // Temporary copies of the two tables (a session's temporary tables come first in its search path), with
     // statistics the shared test database cannot promise: 40,000 deliveries of 4 endpoints, the newest half parked.
@@ -77,7 +113,7 @@ describe('DeliveryStore.fanOut', () => {
       );
       await client.query('ANALYZE endpoints');
       await client.query('ANALYZE deliveries');
-      // As a fan-out's rows use it: once per delivery, 500 of them.
+      // 500 probes (a statement makes one per endpoint: backlogsCte).
       const { rows } = await client.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
         `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT ${backlogColumn} FROM generate_series(1, 125) JOIN endpoints e ON true`,
       );
@@ -106,6 +142,8 @@ interface PlanNode {
   'Index Name'?: string;
   'Local Hit Blocks': number;
   'Local Read Blocks': number;
+  'Actual Rows': number;
+  'Actual Loops': number;
   Plans?: PlanNode[];
 }
 

@@ -1,5 +1,5 @@
 import type { Pool } from '@tws/common';
-import { toWork, workColumns, type AttemptOutcome, type DeliveryState, type DeliveryWork, type IncomingEvent, type WorkRow } from './delivery-work.js';
+import { backlogsCte, toWork, workColumns, type AttemptOutcome, type DeliveryState, type DeliveryWork, type IncomingEvent, type WorkRow } from './delivery-work.js';
 import { fanOutStatement, type FanOutRow } from './fan-out-statement.js';
 
 export type { AttemptOutcome, DeliveryState, DeliveryWork, IncomingEvent } from './delivery-work.js';
@@ -95,8 +95,9 @@ export class DeliveryStore {
   async load(deliveryIds: string[]): Promise<Map<string, DeliveryWork>> {
     if (deliveryIds.length === 0) return new Map();
     const { rows } = await this.pool.query<WorkRow>({
-      text: `SELECT ${workColumns}
-       FROM deliveries d JOIN endpoints e ON e.id = d.endpoint_id JOIN events ev ON ev.id = d.event_id
+      text: `WITH ${backlogsCte('SELECT endpoint_id FROM deliveries WHERE id = ANY ($1::uuid[])')}
+       SELECT ${workColumns}
+       FROM deliveries d JOIN endpoints e ON e.id = d.endpoint_id JOIN events ev ON ev.id = d.event_id JOIN backlogs b ON b.id = e.id
        WHERE d.id = ANY ($1::uuid[])`,
       values: [deliveryIds],
     });

@@ -1,4 +1,4 @@
-import { backlogColumn, type WorkRow } from './delivery-work.js';
+import { backlogsCte, type WorkRow } from './delivery-work.js';
 
 /** A delivery row, or (delivery_id null) an event queued for the batched fan-out. */
 export type FanOutRow =
@@ -20,6 +20,7 @@ export type FanOutRow =
  *   committed after this statement began (DO NOTHING would skip it, and nobody might attempt it).
  * - Deliveries of an event this statement did not record first (it was known) are also read from
  *   the table: their endpoint may no longer be a target (deleted, or no longer subscribed).
+ * - Whether an endpoint has a backlog is probed once per endpoint (`backlogs`), not per delivery.
  */
 export const fanOutStatement = `WITH input AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[]) WITH ORDINALITY
@@ -66,13 +67,16 @@ export const fanOutStatement = `WITH input AS (
     WHERE d.event_id IN (SELECT id FROM firsts EXCEPT SELECT id FROM recorded) AND NOT d.is_redelivery
       AND d.id NOT IN (SELECT id FROM created)
       AND NOT EXISTS (SELECT 1 FROM events ev WHERE ev.id = d.event_id AND ev.in_batches)
-  )
+  ), work AS (
+    SELECT * FROM created UNION ALL SELECT * FROM known
+  ), ${backlogsCte('SELECT endpoint_id FROM work')}
   SELECT d.id AS delivery_id, d.state, d.next_attempt, d.next_attempt_at, d.handoff_pending, d.parked,
-         ${backlogColumn} AS endpoint_backlog, e.id AS endpoint_id, e.url, e.deleted_at IS NOT NULL AS endpoint_deleted, e.secret_ciphertext,
+         b.endpoint_backlog, e.id AS endpoint_id, e.url, e.deleted_at IS NOT NULL AS endpoint_deleted, e.secret_ciphertext,
          e.previous_secret_ciphertext, e.previous_secret_expires_at, d.event_id, false AS queued, f.ord, e.created_at AS endpoint_created_at
-  FROM (SELECT * FROM created UNION ALL SELECT * FROM known) d
+  FROM work d
   JOIN firsts f ON f.id = d.event_id
   JOIN endpoints e ON e.id = d.endpoint_id
+  JOIN backlogs b ON b.id = e.id
   UNION ALL
   SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, event_id, true, NULL, NULL FROM (SELECT DISTINCT event_id FROM queued) q
   ORDER BY queued, ord, endpoint_created_at, endpoint_id`;
