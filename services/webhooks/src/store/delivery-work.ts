@@ -63,12 +63,13 @@ export interface WorkRow {
  * subquery's ORDER BY and LIMIT, and once the statistics count many parked rows (an endpoint with a
  * backlog, the moment it matters) it expects a sequential scan to meet one early; the parked rows are
  * the newest, so each probe read the whole table (500 rows of a fan-out: 1.9 M buffers, 17 s, and the
- * pipeline fell behind). A scalar subquery in the index's order with LIMIT 1 keeps the index, walked
- * from the newest end, where a backlog's live entries are (a drained backlog leaves its oldest
- * entries dead in the index until vacuum: a probe from the oldest end read all of them).
+ * pipeline fell behind). A scalar subquery in the index's order with LIMIT 1 keeps the index. (Not
+ * `created_at DESC`: deliveries_endpoint_recent_idx has that order, and the planner may then walk an
+ * endpoint's whole history for a parked row.) A drained backlog leaves its entries dead in the index
+ * until vacuum, and the probe walks them: run it once per endpoint (backlogsCte), not per delivery.
  */
 export const backlogColumn =
-  '((SELECT true FROM deliveries p WHERE p.endpoint_id = e.id AND p.parked ORDER BY p.created_at DESC, p.id DESC LIMIT 1) IS NOT NULL)';
+  '((SELECT true FROM deliveries p WHERE p.endpoint_id = e.id AND p.parked ORDER BY p.created_at, p.id LIMIT 1) IS NOT NULL)';
 
 /**
  * The CTE `backlogs (id, endpoint_backlog)`: `backlogColumn` once per endpoint that the subquery
