@@ -34,6 +34,15 @@ export function startProcess(
   mkdirSync(options.logDir, { recursive: true });
   const logFile = path.join(options.logDir, `${name}.log`);
   const log = createWriteStream(logFile, { flags: 'a' });
+  // Settles when the log file is closed (after the child's pipes closed) or cannot be written: a
+  // log that fails (its directory removed, the disk full) is reported, never an uncaught error.
+  const logClosed = new Promise<void>((resolve) => {
+    log.once('close', resolve);
+    log.once('error', (error) => {
+      process.stderr.write(`[devstack] ${name}: cannot write its log ${logFile}: ${error.message}\n`);
+      resolve();
+    });
+  });
   // Own process group: Ctrl-C reaches only the launcher, which then stops everything in order.
   // With util-linux's setpriv the kernel also kills the process if the launcher dies without
   // stopping it (SIGKILL, a test runner killed mid-run): no orphaned servers.
@@ -50,12 +59,20 @@ export function startProcess(
     child.once('close', () => log.end());
     child.once('error', () => resolve(null));
   });
-  const waitOrKill = async (signal: NodeJS.Signals, graceMs: number): Promise<void> => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill(signal);
-    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-    await exited;
+  /** Its last lines are in the log when stop() returns (bounded: a grandchild may hold the pipes open). */
+  const logFlushed = async (): Promise<void> => {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([logClosed, new Promise<void>((resolve) => (timer = setTimeout(resolve, 2_000)))]);
     clearTimeout(timer);
+  };
+  const waitOrKill = async (signal: NodeJS.Signals, graceMs: number): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      await exited;
+      clearTimeout(timer);
+    }
+    await logFlushed();
   };
   const managed: ManagedProcess = {
     name,
