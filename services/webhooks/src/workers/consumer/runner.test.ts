@@ -1,18 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { createLogger } from '@tws/common';
+import { waitUntil } from '@tws/devstack';
 import { Registry } from 'prom-client';
 import { Kafka, logLevel, PartitionAssigners, type Consumer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createWebhookMetrics } from '../../metrics.js';
 import { TrackedConsumer, type IncomingMessage } from './runner.js';
-
-/** Waits until `check` holds, polling every 100 ms, for at most `timeoutMs`. */
-async function until(check: () => boolean, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
-  return check();
-}
 
 /**
  * Against the test stack's Kafka. A consumer group whose other member speaks another assignment
@@ -53,7 +47,7 @@ describe('TrackedConsumer after a crash kafkajs does not restart', () => {
     await blocker.connect();
     await blocker.subscribe({ topic, fromBeginning: true });
     await blocker.run({ eachMessage: async () => {} });
-    expect(await until(() => blockerJoined, 30_000)).toBe(true);
+    await waitUntil('the blocker joined the group', async () => blockerJoined, { timeoutMs: 30_000, intervalMs: 100 });
 
     const logLines: Array<{ msg?: string; restart?: boolean }> = [];
     const logger = createLogger(
@@ -84,7 +78,7 @@ describe('TrackedConsumer after a crash kafkajs does not restart', () => {
     try {
       await consumer.start();
       // Refused by the group: a crash kafkajs does not restart from.
-      expect(await until(() => logLines.some((line) => line.msg === 'consumer crashed' && line.restart === false), 30_000)).toBe(true);
+      await waitUntil('the crash kafkajs does not restart from', async () => logLines.some((line) => line.msg === 'consumer crashed' && line.restart === false), { timeoutMs: 30_000, intervalMs: 100 });
       await blocker.disconnect();
       blocker = undefined;
       const producer = kafka.producer();
@@ -92,7 +86,7 @@ describe('TrackedConsumer after a crash kafkajs does not restart', () => {
       await producer.send({ topic, messages: [{ key: 'k', value: 'after the crash' }] });
       await producer.disconnect();
       // Only a consumer started again can read it.
-      expect(await until(() => received.length > 0, 60_000)).toBe(true);
+      await waitUntil('a message consumed after the restart', async () => received.length > 0, { timeoutMs: 60_000, intervalMs: 100 });
       expect(received.map(({ message }) => message.value?.toString())).toEqual(['after the crash']);
       expect(logLines.some((line) => line.msg === 'starting the crashed consumer again')).toBe(true);
     } finally {
