@@ -164,6 +164,37 @@ describe('OpenTelemetry traces across the whole path (OTEL_EXPORTER_OTLP_ENDPOIN
     expect((await logsWith('tasks')).length).toBeGreaterThan(0);
   }, 120_000);
 
+  it("the gateway's server span: route, method, status and path, never the query string; probes make none", async () => {
+    const created = (await cli(['workspace', 'create', '--name', 'Traced span', '--plan', 'pro'])) as unknown as TestWorkspace;
+    const project = await call<{ id: string }>(created.apiKey.key, 'POST', '/v1/projects', { name: 'Span' }, 201);
+    // A probe first: had it a span, the gateway would export it before the request's below (spans leave in the order they end).
+    const probe = newTraceparent();
+    expect((await fetch(`${stack.services.gatewayUrl}/healthz`, { headers: { traceparent: probe.traceparent } })).status).toBe(200);
+    const { traceId, traceparent } = newTraceparent();
+    const secret = randomBytes(12).toString('hex');
+    const response = await fetch(`${stack.services.gatewayUrl}/v1/projects/${project.id}/tasks?limit=1&probe=${secret}`, {
+      headers: { authorization: `Bearer ${created.apiKey.key}`, traceparent, 'user-agent': 'tracing-test/1' },
+    });
+    await response.arrayBuffer();
+
+    const span = await eventually(
+      () => spansOf(traceId).find((found) => found.service === 'tws-gateway' && found.kind === SERVER),
+      30_000,
+      () => `the gateway's server span in trace ${traceId}`,
+    );
+    expect(span.name).toBe('GET /v1/projects/:projectId/tasks');
+    expect(span.attributes).toMatchObject({
+      'http.request.method': 'GET',
+      'http.route': '/v1/projects/:projectId/tasks',
+      'http.response.status_code': response.status,
+      'url.path': `/v1/projects/${project.id}/tasks`,
+      'url.scheme': 'http',
+      'user_agent.original': 'tracing-test/1',
+    });
+    expect(JSON.stringify(spansOf(traceId))).not.toContain(secret);
+    expect(spansOf(probe.traceId)).toEqual([]);
+  }, 120_000);
+
   it('a retry continues the trace: attempt 2 runs under the retry topic consumer span, a child of the first one', async () => {
     const created = (await cli(['workspace', 'create', '--name', 'Traced retries', '--plan', 'pro'])) as unknown as TestWorkspace;
     const apiKey = created.apiKey.key;

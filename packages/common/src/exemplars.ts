@@ -1,6 +1,7 @@
 import type { Context } from '@opentelemetry/api';
 import { Histogram, Registry, type HistogramConfiguration, type LabelValues, type Metric, type OpenMetricsContentType } from 'prom-client';
-import { sampledTraceId, savedContextOf, tracingStarted } from './trace-context.js';
+import { httpServerContextOf } from './http-server-span.js';
+import { sampledTraceId, tracingStarted } from './trace-context.js';
 
 /**
  * OpenMetrics exemplars on the request-latency histograms (issue #19): each bucket remembers the
@@ -56,12 +57,12 @@ export function observeLatency<T extends string>(histogram: Histogram<T>, labels
 }
 
 /**
- * `observeLatency` in the trace context the request-id hooks saved for `request` (an HTTP edge's
+ * `observeLatency` in the trace context of `request`'s HTTP span (http-server-span.ts) (an HTTP edge's
  * onResponse runs in the socket's context, not the request's); looked up only on an exemplar histogram.
  */
 export function observeRequestLatency<T extends string>(histogram: Histogram<T>, labels: LabelValues<T>, seconds: number, request: object): void {
   if (!anyExemplarHistogram || !exemplarHistograms.has(histogram)) histogram.observe(labels, seconds);
-  else observeLatency(histogram, labels, seconds, savedContextOf(request));
+  else observeLatency(histogram, labels, seconds, httpServerContextOf(request));
 }
 
 /** What a scrape may ask for (Accept): Prometheus text (the default) or OpenMetrics 1.0. */

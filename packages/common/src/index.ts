@@ -23,6 +23,7 @@ export * from './request-id.js';
 export * from './entity-tag.js';
 export * from './platform-metrics.js';
 export * from './trace-context.js';
+export * from './http-server-span.js';
 export * from './audit/actor.js';
 export * from './audit/store.js';
 export * from './audit/service.js';

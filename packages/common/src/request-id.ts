@@ -1,7 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
-import { nameHttpSpan, saveContext, withSavedContext } from './trace-context.js';
+import { context } from '@opentelemetry/api';
+import { endHttpServerSpan, recordHttpServerError, startHttpServerSpan, withHttpServerContext, type HttpRequestLike } from './http-server-span.js';
 
 /**
  * Request ids: the HTTP header a client may send and every response carries, the gRPC metadata key
@@ -86,23 +87,32 @@ type Done = () => void;
 
 /**
  * The hooks of an HTTP edge's request-id plugin. `onRequest` answers with the id (every response,
- * errors included, carries it) and enters the request's context; `preValidation` enters it again,
- * because the body arrives in the socket's async context, not the request's (the pattern of
- * @fastify/request-context), so the handler and its gRPC calls run in it. The trace context of the
- * request's HTTP span (tracing.ts) is entered again the same way.
+ * errors included, carries it), starts the request's trace span (http-server-span.ts) and enters
+ * the request's context; `preValidation` enters it again, because the body arrives in the socket's
+ * async context, not the request's (the pattern of @fastify/request-context), so the handler and
+ * its gRPC calls run in it. `onResponse` and `onRequestAbort` end the span; `onError` records a
+ * failure on it.
  */
 export const requestIdHooks = {
-  onRequest(
-    request: { id: string; method: string; routeOptions?: { url?: string | undefined } },
-    reply: { header(name: string, value: string): unknown },
-    done: Done,
-  ): void {
+  onRequest(request: HttpRequestLike & { id: string }, reply: { header(name: string, value: string): unknown }, done: Done): void {
     reply.header(requestIdHeader, request.id);
-    nameHttpSpan(request.method, request.routeOptions?.url);
-    saveContext(request);
-    runWithRequestId(request.id, done);
+    const traced = startHttpServerSpan(request);
+    if (traced === undefined) runWithRequestId(request.id, done);
+    else context.with(traced, () => runWithRequestId(request.id, done));
   },
   preValidation(request: { id: string }, _reply: unknown, done: Done): void {
-    withSavedContext(request, () => runWithRequestId(request.id, done));
+    withHttpServerContext(request, () => runWithRequestId(request.id, done));
+  },
+  onResponse(request: object, reply: { statusCode: number }, done: Done): void {
+    endHttpServerSpan(request, reply.statusCode);
+    done();
+  },
+  onRequestAbort(request: object, done: Done): void {
+    endHttpServerSpan(request, undefined);
+    done();
+  },
+  onError(request: object, reply: { statusCode: number }, error: unknown, done: Done): void {
+    if (reply.statusCode >= 500) recordHttpServerError(request, error);
+    done();
   },
 };

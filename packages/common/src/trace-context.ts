@@ -97,37 +97,6 @@ export function traceparentOf(span: Span): string | null {
   return `00-${spanContext.traceId}-${spanContext.spanId}-${(spanContext.traceFlags & 0xff).toString(16).padStart(2, '0')}`;
 }
 
-/**
- * Names the active HTTP server span after the route template (`POST /v1/tasks/:taskId`) and sets its
- * `http.route`: the HTTP instrumentation knows the path only, not fastify's route.
- */
-export function nameHttpSpan(method: string, route: string | undefined): void {
-  const span = trace.getActiveSpan();
-  if (!span || route === undefined) return;
-  span.updateName(`${method} ${route}`);
-  span.setAttribute('http.route', route);
-}
-
-/**
- * The active trace context, saved per request so hooks that run in another async context (fastify
- * parses the body in the socket's context) can enter it again: `saveContext` in `onRequest`,
- * `restoreContext` in `preValidation` (request-id.ts).
- */
-const savedContexts = new WeakMap<object, Context>();
-export function saveContext(key: object): void {
-  // The root context (always so without the SDK) needs no restoring: nothing is kept per request.
-  const active = context.active();
-  if (active !== ROOT_CONTEXT) savedContexts.set(key, active);
-}
-/** The context `saveContext` kept for `key`, if any. */
-export function savedContextOf(key: object): Context | undefined {
-  return savedContexts.get(key);
-}
-export function withSavedContext<T>(key: object, fn: () => T): T {
-  const saved = savedContexts.get(key);
-  return saved === undefined ? fn() : context.with(saved, fn);
-}
-
 let shutdownHook: (() => Promise<void>) | undefined;
 let sdkStarted = false;
 

@@ -5,10 +5,10 @@
  * no SDK, no hooks, no cost; the OpenTelemetry API the code calls stays a no-op.
  *
  * With an endpoint it registers the ESM loader hook first (so the instrumentations can patch the
- * modules the service imports after this one), then starts the SDK: spans of HTTP servers and
- * clients (gateway, web), gRPC (both sides) and pg (statement text, never values), exported over OTLP
- * (OTEL_EXPORTER_OTLP_PROTOCOL) and sampled per OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG
- * (default parent-based, 10% of new traces). Kafka records carry the context in their `traceparent`
+ * modules the service imports after this one), then starts the SDK: spans of HTTP clients, gRPC
+ * (both sides) and pg (statement text, never values), exported over OTLP and sampled per OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG
+ * (default parent-based, 10% of new traces). The HTTP edges' server spans come from their fastify
+ * hooks (http-server-span.ts). Kafka records carry the context in their `traceparent`
  * header, set and read by the outbox relay and the webhooks consumer themselves (trace-context.ts).
  */
 import { register } from 'node:module';
@@ -69,10 +69,10 @@ async function startTracing(config: TracingConfig): Promise<void> {
     resource: resourceFromAttributes({ 'service.name': serviceNameOf(config, process.argv[1]) }),
     sampler: await samplerOf(config),
     instrumentations: [
-      // Probes and scrapes are not traced (they would be most of the traces).
-      new HttpInstrumentation({
-        ignoreIncomingRequestHook: (request) => /^\/(healthz|readyz|livez|metrics)(\?|$)/.test(request.url ?? ''),
-      }),
+      // Outgoing requests only (the web app's calls to the OpenID provider). The HTTP edges' SERVER
+      // spans come from their fastify hooks (http-server-span.ts): cheaper for unsampled requests,
+      // and probes and scrapes (the ops server is plain node:http) are not traced at all.
+      new HttpInstrumentation({ disableIncomingRequestInstrumentation: true }),
       new GrpcInstrumentation({ ignoreGrpcMethods: [/^Check$/, /^Watch$/] }),
       // Statement text only (parameterised, so no values); no connect spans of the pool.
       new PgInstrumentation({ enhancedDatabaseReporting: false, ignoreConnectSpans: true, requireParentSpan: true }),

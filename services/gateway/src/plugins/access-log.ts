@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { withHttpServerContext } from '@tws/common';
 import type { GatewayConfig } from '../config.js';
 
 /** Characters of a credential's id an access line carries: enough to find the key or user, never the key itself. */
@@ -52,7 +53,8 @@ async function accessLogPlugin(app: FastifyInstance, options: { config: GatewayC
   app.addHook('onResponse', async (request, reply) => {
     if (request.routeOptions.config.rateLimit === false) return;
     if (!shouldLog(policy, reply.statusCode, reply.elapsedTime)) return;
-    request.log.info(accessLine(request, reply), 'access');
+    // In the request's trace context (onResponse runs in the socket's): the line carries its trace id.
+    withHttpServerContext(request, () => request.log.info(accessLine(request, reply), 'access'));
   });
 }
 

@@ -11,6 +11,9 @@ import { requestIdHooks } from '@tws/common';
 async function requestIdPlugin(app: FastifyInstance): Promise<void> {
   app.addHook('onRequest', requestIdHooks.onRequest);
   app.addHook('preValidation', requestIdHooks.preValidation);
+  app.addHook('onError', requestIdHooks.onError);
+  app.addHook('onResponse', requestIdHooks.onResponse);
+  app.addHook('onRequestAbort', requestIdHooks.onRequestAbort);
 }
 
 export default fp(requestIdPlugin, { name: 'request-id' });
