@@ -1,29 +1,11 @@
-import { Readable, Writable } from 'node:stream';
+import { type Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import * as grpc from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
+import { FakeStreamCall as FakeCall, streamChunk as chunk } from '../testing/fake-stream-call.js';
 import { StreamedTaskList, streamedListHighWaterMark, type StreamTasksCall } from './streamed-task-list.js';
 
-/** A StreamTasks call the test drives: messages, then a status, as grpc-js emits them. */
-class FakeCall extends Readable {
-  cancelled = false;
-  constructor() {
-    super({ objectMode: true });
-  }
-  override _read(): void {}
-  cancel(): void {
-    this.cancelled = true;
-  }
-  /** grpc-js: the end of the messages, then (for a failure) 'error', then 'status'. */
-  finish(code: grpc.status): void {
-    this.push(null);
-    if (code !== grpc.status.OK) this.emit('error', Object.assign(new Error('failed'), { code, details: 'failed', metadata: new grpc.Metadata() }));
-    this.emit('status', { code, details: '', metadata: new grpc.Metadata() });
-  }
-}
-
 const open = (call: FakeCall, firstMessageMs = 1000): StreamedTaskList => new StreamedTaskList(call as unknown as StreamTasksCall, firstMessageMs);
-const chunk = (text: string, version = '0') => ({ version, jsonChunk: Buffer.from(text) });
 
 async function readAll(body: Readable): Promise<string> {
   const parts: Buffer[] = [];

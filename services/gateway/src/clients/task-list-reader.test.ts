@@ -1,19 +1,23 @@
+import type { Readable } from 'node:stream';
+import * as grpc from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
+import { FakeStreamCall, streamChunk } from '../testing/fake-stream-call.js';
+import type { StreamTasksCall } from './streamed-task-list.js';
 import type { ListTasksRequest } from '@tws/proto-types/generated/tasks/v1/ListTasksRequest';
 import type { ListTasksResponse__Output } from '@tws/proto-types/generated/tasks/v1/ListTasksResponse';
 import type { TasksApi } from './backends.js';
 import { TaskListReader } from './task-list-reader.js';
 
-/** A tasks service holding one list at `version`: not modified when asked with it. */
-function fakeTasks(state: { version: string; json: string }, asked: string[]): TasksApi {
+/** A tasks service holding one list at `version`: not modified when asked with it; `streamed` when too large. */
+function fakeTasks(state: { version: string; json: string; streamed?: boolean }, asked: string[]): TasksApi {
   const ListTasks = (request: ListTasksRequest): Promise<ListTasksResponse__Output> => {
     asked.push(String(request.knownVersion));
     const notModified = String(request.knownVersion) === state.version;
     return Promise.resolve({
       version: state.version,
       notModified,
-      tasksJson: notModified ? Buffer.alloc(0) : Buffer.from(state.json),
-      streamed: false,
+      tasksJson: notModified || state.streamed === true ? Buffer.alloc(0) : Buffer.from(state.json),
+      streamed: !notModified && state.streamed === true,
     });
   };
   return { ListTasks } as unknown as TasksApi;
@@ -61,5 +65,47 @@ describe('TaskListReader: concurrent reads', () => {
     expect((await first).json?.toString()).toBe('[1,2]');
     expect((await later).json?.toString()).toBe('[1,2]');
     expect(asked).toEqual(['0', '0', '5', '6']);
+  });
+});
+
+describe('TaskListReader: large lists', () => {
+  it('a list answered streamed is read with StreamTasks at once next time, unless the client holds a version', async () => {
+    const state = { version: '8', json: '', streamed: true };
+    const asked: string[] = [];
+    const streams: string[] = [];
+    const openStream = (request: { projectId?: string }): StreamTasksCall => {
+      streams.push(String(request.projectId));
+      const call = new FakeStreamCall();
+      // Once the reader listens, as a real call answers.
+      setImmediate(() => {
+        call.push(streamChunk('[1,', '8'));
+        call.push(streamChunk('2]'));
+        call.finish(grpc.status.OK);
+      });
+      return call as unknown as StreamTasksCall;
+    };
+    const reader = new TaskListReader(fakeTasks(state, asked), openStream, 1000);
+    const text = async (read: { json: Buffer | Readable | null }): Promise<string> => {
+      const parts: Buffer[] = [];
+      for await (const part of read.json as Readable) parts.push(part as Buffer);
+      return Buffer.concat(parts).toString();
+    };
+
+    // First read: ListTasks says streamed, then StreamTasks.
+    expect(await text(await reader.read('w', 'p'))).toBe('[1,2]');
+    expect([asked, streams]).toEqual([['0'], ['p']]);
+    // Second read: straight to StreamTasks.
+    const again = await reader.read('w', 'p');
+    expect(again.version).toBe('8');
+    expect(await text(again)).toBe('[1,2]');
+    expect([asked, streams]).toEqual([['0'], ['p', 'p']]);
+    // A conditional read asks ListTasks first (a current client gets nothing).
+    expect(await reader.read('w', 'p', '8')).toEqual({ version: '8', json: null });
+    expect([asked, streams]).toEqual([['0', '8'], ['p', 'p']]);
+    // Once the list is answered in one message, it is no longer streamed at once.
+    Object.assign(state, { version: '9', json: '[1]', streamed: false });
+    expect(await reader.read('w', 'p', '8')).toEqual({ version: '9', json: Buffer.from('[1]') });
+    expect(await reader.read('w', 'p')).toEqual({ version: '9', json: Buffer.from('[1]') });
+    expect([asked, streams]).toEqual([['0', '8', '8', '9'], ['p', 'p']]);
   });
 });

@@ -96,30 +96,31 @@ export class TaskListSnapshot {
     private readonly sections: readonly string[],
   ) {}
 
-  /** Opens the snapshot; null (nothing held) when the workspace has no such project. */
+  /**
+   * Opens the snapshot; null (nothing held) when the workspace has no such project. Two round trips
+   * (the time to the first byte of a list is mostly round trips when many lists are read at once):
+   * the transaction and its settings in one simple query, then the list's version and its sections.
+   */
   static async open(pool: Pool, workspaceId: string, projectId: string, limits: SnapshotLimits): Promise<TaskListSnapshot | null> {
     const client = await pool.connect();
     try {
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      await client.query(snapshotSettings(limits));
-      // The first statement after BEGIN takes the snapshot every batch then reads.
-      const { rows } = await client.query<{ version: string }>({
-        name: 'tasks-task-list-snapshot-version',
-        text: 'SELECT list_version::text AS version FROM projects WHERE workspace_id = $1 AND id = $2',
+      await client.query(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; ${snapshotSettings(limits)}`);
+      // The first statement after BEGIN takes the snapshot every batch then reads. Section ids only
+      // (sections_project_position_idx), in display order (store/task-json.ts `displayOrder`): every
+      // section's tasks are the project's.
+      const { rows } = await client.query<{ version: string; sections: string[] }>({
+        name: 'tasks-task-list-snapshot-open',
+        text: `SELECT p.list_version::text AS version,
+                 ARRAY(SELECT s.id::text FROM sections s WHERE s.project_id = p.id ORDER BY s.position, s.created_at, s.id) AS sections
+               FROM projects p WHERE p.workspace_id = $1 AND p.id = $2`,
         values: [workspaceId, projectId],
       });
-      const version = rows[0]?.version;
-      if (version === undefined) {
+      const opened = rows[0];
+      if (opened === undefined) {
         await endTransaction(client);
         return null;
       }
-      // Ids only (sections_project_position_idx): every section's tasks are the project's.
-      const sections = await client.query<{ id: string }>({
-        name: 'tasks-task-list-snapshot-sections',
-        text: 'SELECT id FROM sections WHERE project_id = $1 ORDER BY position, created_at, id',
-        values: [projectId],
-      });
-      return new TaskListSnapshot(client, version, sections.rows.map((row) => row.id));
+      return new TaskListSnapshot(client, opened.version, opened.sections);
     } catch (error) {
       client.release(error instanceof Error ? error : true);
       throw error;
