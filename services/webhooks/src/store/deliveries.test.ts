@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createPool, type Pool } from '@tws/common';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DeliveryStore, type IncomingEvent } from './deliveries.js';
+import type { DeliveryWork } from './delivery-work.js';
 import { backlogColumn } from './delivery-work.js';
 import { fanOutStatement } from './fan-out-statement.js';
 
@@ -57,6 +58,37 @@ describe('DeliveryStore.fanOut', () => {
       const log = await store.listForEndpoint(endpointId, 20, undefined);
       expect(log.map((entry) => entry.eventId)).toEqual([...events].reverse().map((event) => event.id));
     }
+  });
+
+  it('creates a delivery parked when its endpoint has a backlog (no second write to park it); a redelivered message finds it as it is', async () => {
+    const workspaceId = `fan-out-parked-${randomUUID()}`;
+    const [slow, fast] = [randomUUID(), randomUUID()];
+    await pool.query(
+      `INSERT INTO endpoints (id, workspace_id, url, events, secret_ciphertext) SELECT id, $2, 'https://e.example/', '{task.updated}', '\\x00' FROM unnest($1::uuid[]) AS id`,
+      [[slow, fast], workspaceId],
+    );
+    const event = (n: number): IncomingEvent => ({ id: `evt_${randomUUID()}`, workspaceId, type: 'task.updated', taskId: `task-${n}`, payload: Buffer.from(`{"n":${n}}`) });
+    // The slow endpoint's first delivery is parked (its backlog), as the pipeline parks one.
+    const first = await store.fanOut([event(1)]);
+    expect(first.work.map((item) => [item.parked, item.parkedAtFanOut, item.endpointBacklog])).toEqual([[false, false, false], [false, false, false]]);
+    await pool.query('UPDATE deliveries SET parked = true WHERE id = $1', [first.work.find((item) => item.endpointId === slow)!.deliveryId]);
+
+    const next = event(2);
+    // Endpoint order is creation then id (random here): compared by endpoint.
+    const rows = (work: DeliveryWork[]) =>
+      work.map((item) => [item.endpointId, item.parked, item.parkedAtFanOut, item.endpointBacklog]).sort((a, b) => (a[0] === slow ? -1 : b[0] === slow ? 1 : 0));
+    expect(rows((await store.fanOut([next])).work)).toEqual([
+      [slow, true, true, true],
+      [fast, false, false, false],
+    ]);
+    // Written once: by the insert that wrote the other endpoint's delivery (a park by UPDATE is another transaction's version).
+    const versions = await pool.query<{ endpoint_id: string; xmin: string }>('SELECT endpoint_id, xmin::text FROM deliveries WHERE event_id = $1', [next.id]);
+    expect(new Set(versions.rows.map((row) => row.xmin)).size).toBe(1);
+    // A redelivered message finds the delivery as it is: parked, but not by this fan-out.
+    expect(rows((await store.fanOut([next])).work)).toEqual([
+      [slow, true, false, true],
+      [fast, false, false, false],
+    ]);
   });
 
   it('probes each endpoint\'s backlog once per fan-out, not once per delivery', async () => {

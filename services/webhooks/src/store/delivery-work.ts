@@ -12,6 +12,8 @@ export interface DeliveryWork {
   parked: boolean;
   /** The endpoint has parked deliveries: a first attempt of it queues behind them (keeps event order). */
   endpointBacklog: boolean;
+  /** Created parked by the fan-out (its endpoint had a backlog then): the backlog's drainer attempts it. */
+  parkedAtFanOut: boolean;
   endpointId: string;
   endpointUrl: string;
   endpointDeleted: boolean;
@@ -44,6 +46,8 @@ export interface WorkRow {
   handoff_pending: boolean;
   parked: boolean;
   endpoint_backlog: boolean;
+  /** Only the fan-out's rows: created by this statement, parked. */
+  parked_at_fan_out?: boolean;
   endpoint_id: string;
   url: string;
   endpoint_deleted: boolean;
@@ -72,14 +76,14 @@ export const backlogColumn =
   '((SELECT true FROM deliveries p WHERE p.endpoint_id = e.id AND p.parked ORDER BY p.created_at, p.id LIMIT 1) IS NOT NULL)';
 
 /**
- * The CTE `backlogs (id, endpoint_backlog)`: `backlogColumn` once per endpoint that the subquery
+ * The CTE `backlogs (id, endpoint_backlog)` (or `name`): `backlogColumn` once per endpoint that the subquery
  * `endpointIds` yields, for a statement to join its delivery rows to. Once per delivery row, a
  * fan-out of 96 events to 4 endpoints probed 384 times, each reading ~117 index pages of entries a
  * drained backlog had left dead: 45,000 buffers, 51 of its 84 ms (bench, auto_explain).
  * MATERIALIZED: inlined, the planner could pull the probe back into every row of the join.
  */
-export const backlogsCte = (endpointIds: string): string =>
-  `backlogs AS MATERIALIZED (SELECT e.id, ${backlogColumn} AS endpoint_backlog FROM endpoints e WHERE e.id IN (${endpointIds}))`;
+export const backlogsCte = (endpointIds: string, name = 'backlogs'): string =>
+  `${name} AS MATERIALIZED (SELECT e.id, ${backlogColumn} AS endpoint_backlog FROM endpoints e WHERE e.id IN (${endpointIds}))`;
 
 /** A delivery's work columns; the statement joins `deliveries d`, `endpoints e`, `events ev` and `backlogs b` (backlogsCte). */
 export const workColumns = `
@@ -95,6 +99,7 @@ export const toWork = (row: WorkRow): DeliveryWork => ({
   handoffPending: row.handoff_pending,
   parked: row.parked,
   endpointBacklog: row.endpoint_backlog,
+  parkedAtFanOut: row.parked_at_fan_out === true,
   endpointId: row.endpoint_id,
   endpointUrl: row.url,
   endpointDeleted: row.endpoint_deleted,

@@ -20,7 +20,9 @@ export type FanOutRow =
  *   committed after this statement began (DO NOTHING would skip it, and nobody might attempt it).
  * - Deliveries of an event this statement did not record first (it was known) are also read from
  *   the table: their endpoint may no longer be a target (deleted, or no longer subscribed).
- * - Whether an endpoint has a backlog is probed once per endpoint (`backlogs`), not per delivery.
+ * - Whether an endpoint has a backlog is probed once per endpoint (`backlogs`), not per delivery,
+ *   before the deliveries are created: a delivery to an endpoint with a backlog is created parked
+ *   (`parked_at_fan_out`), so the pipeline does not write the row again to park it.
  */
 export const fanOutStatement = `WITH input AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[]) WITH ORDINALITY
@@ -52,31 +54,38 @@ export const fanOutStatement = `WITH input AS (
     WHERE r.in_batches
     ORDER BY f.ord, s.shard
     RETURNING event_id
-  ), created AS (
-    INSERT INTO deliveries (id, endpoint_id, event_id, created_at, updated_at)
-    SELECT gen_random_uuid(), e.id, f.id, f.at, f.at
+  ), targets AS (
+    -- The deliveries to create: each live endpoint subscribed to the event, in its workspace.
+    SELECT f.id AS event_id, f.at, e.id AS endpoint_id, e.created_at AS endpoint_created_at
     FROM (SELECT id, workspace_id, type, statement_timestamp() + make_interval(secs => ord / 1e6) AS at FROM firsts
           WHERE workspace_id NOT IN (SELECT workspace_id FROM batched)) f
     JOIN endpoints e ON e.workspace_id = f.workspace_id AND e.deleted_at IS NULL AND e.disabled_at IS NULL AND f.type = ANY (e.events)
-    ORDER BY f.id, e.created_at, e.id
+  ), ${backlogsCte('SELECT endpoint_id FROM targets')}, created AS (
+    -- Created parked when the endpoint has a backlog: the first attempt queues behind it (event order)
+    -- without a second write of the row to park it.
+    INSERT INTO deliveries (id, endpoint_id, event_id, created_at, updated_at, parked)
+    SELECT gen_random_uuid(), t.endpoint_id, t.event_id, t.at, t.at, b.endpoint_backlog
+    FROM targets t JOIN backlogs b ON b.id = t.endpoint_id
+    ORDER BY t.event_id, t.endpoint_created_at, t.endpoint_id
     ON CONFLICT (event_id, endpoint_id) WHERE NOT is_redelivery DO UPDATE SET updated_at = deliveries.updated_at
-    RETURNING id, endpoint_id, event_id, state, next_attempt, next_attempt_at, handoff_pending, parked
+    RETURNING id, endpoint_id, event_id, state, next_attempt, next_attempt_at, handoff_pending, parked, parked AND xmax = 0 AS parked_at_fan_out
   ), known AS (
-    SELECT d.id, d.endpoint_id, d.event_id, d.state, d.next_attempt, d.next_attempt_at, d.handoff_pending, d.parked
+    SELECT d.id, d.endpoint_id, d.event_id, d.state, d.next_attempt, d.next_attempt_at, d.handoff_pending, d.parked, false AS parked_at_fan_out
     FROM deliveries d
     WHERE d.event_id IN (SELECT id FROM firsts EXCEPT SELECT id FROM recorded) AND NOT d.is_redelivery
       AND d.id NOT IN (SELECT id FROM created)
       AND NOT EXISTS (SELECT 1 FROM events ev WHERE ev.id = d.event_id AND ev.in_batches)
-  ), work AS (
+  ), ${backlogsCte('SELECT endpoint_id FROM known EXCEPT SELECT endpoint_id FROM targets', 'known_backlogs')}, work AS (
     SELECT * FROM created UNION ALL SELECT * FROM known
-  ), ${backlogsCte('SELECT endpoint_id FROM work')}
-  SELECT d.id AS delivery_id, d.state, d.next_attempt, d.next_attempt_at, d.handoff_pending, d.parked,
-         b.endpoint_backlog, e.id AS endpoint_id, e.url, e.deleted_at IS NOT NULL AS endpoint_deleted, e.secret_ciphertext,
+  )
+  SELECT d.id AS delivery_id, d.state, d.next_attempt, d.next_attempt_at, d.handoff_pending, d.parked, d.parked_at_fan_out,
+         coalesce(b.endpoint_backlog, k.endpoint_backlog) AS endpoint_backlog, e.id AS endpoint_id, e.url, e.deleted_at IS NOT NULL AS endpoint_deleted, e.secret_ciphertext,
          e.previous_secret_ciphertext, e.previous_secret_expires_at, d.event_id, false AS queued, f.ord, e.created_at AS endpoint_created_at
   FROM work d
   JOIN firsts f ON f.id = d.event_id
   JOIN endpoints e ON e.id = d.endpoint_id
-  JOIN backlogs b ON b.id = e.id
+  LEFT JOIN backlogs b ON b.id = e.id
+  LEFT JOIN known_backlogs k ON k.id = e.id
   UNION ALL
-  SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, event_id, true, NULL, NULL FROM (SELECT DISTINCT event_id FROM queued) q
+  SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, event_id, true, NULL, NULL FROM (SELECT DISTINCT event_id FROM queued) q
   ORDER BY queued, ord, endpoint_created_at, endpoint_id`;

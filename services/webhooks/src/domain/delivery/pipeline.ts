@@ -149,8 +149,11 @@ export class DeliveryPipeline {
         return;
       }
       if (work.nextAttempt < attempt) return;
-      // Parked meanwhile (a redelivered message): the lease holder of the endpoint's backlog attempts it.
-      if (work.parked && !context.drained) return;
+      // Parked (by the fan-out, or meanwhile: a redelivered message): the lease holder of the endpoint's backlog attempts it.
+      if (work.parked && !context.drained) {
+        if (work.parkedAtFanOut) this.parkedNow(work.endpointId);
+        return;
+      }
       if (!context.drained && this.mustPark(work, context)) {
         await this.park(work, attempt);
         return;
@@ -170,7 +173,12 @@ export class DeliveryPipeline {
   private async park(work: DeliveryWork, attempt: number): Promise<void> {
     const parked = await this.durably(() => this.parker.add({ deliveryId: work.deliveryId, attempt }), 'park delivery');
     if (!parked) return; // moved on meanwhile (another owner attempted or cancelled it)
-    this.parkedHere.set(work.endpointId, Date.now());
+    this.parkedNow(work.endpointId);
+  }
+
+  /** A delivery of `endpointId` was parked (committed): this replica queues its next first attempts behind it too. */
+  private parkedNow(endpointId: string): void {
+    this.parkedHere.set(endpointId, Date.now());
     this.options.metrics.parked.inc();
   }
 
