@@ -1,9 +1,29 @@
 import type { Pool } from '@tws/common';
 
 /**
+ * A backlog's shards (migration 010): a parked delivery belongs to shard hash(its event's task id)
+ * mod this, and each shard is drained by one replica at a time, so a task's deliveries keep their
+ * order while several replicas drain one endpoint's backlog.
+ */
+export const backlogShards = 8;
+
+/** The owner of an endpoint's backlog_leases row while replicas of this version drain it in shards. */
+export const shardedOwner = 'shards';
+
+/** A delivery's shard, in SQL (`task` an expression of the event's task id). */
+const shardOf = (task: string): string => `((hashtext(${task}) & 2147483647) % ${backlogShards})`;
+
+export interface ShardLease {
+  endpointId: string;
+  shard: number;
+  owner: string;
+}
+
+/**
  * Endpoint backlogs in Postgres: deliveries parked because their endpoint already held as much work
  * as a replica gives it (see migrations/005). Parking is the durable hand-off that lets the Kafka
- * offset move on; one replica at a time (the lease holder) drains an endpoint's backlog, oldest first.
+ * offset move on; the backlog is drained oldest first, shard by shard, each shard by the replica
+ * that holds its lease (migration 010).
  */
 export class BacklogStore {
   constructor(private readonly pool: Pool) {}
@@ -37,8 +57,12 @@ export class BacklogStore {
     return rows.map((row) => row.endpoint_id);
   }
 
-  /** Takes or renews the drain lease of these endpoints for `owner`; returns the ones it holds. */
-  async lease(owner: string, endpointIds: string[], leaseMs: number): Promise<string[]> {
+  /**
+   * Takes or renews the endpoints' backlog_leases rows for the replicas that drain in shards (owner
+   * `shardedOwner`, shared by all of them); returns the endpoints held so. An endpoint whose row an
+   * older replica holds (its own owner, during a rolling upgrade) is left to it.
+   */
+  async claimEndpoints(endpointIds: string[], leaseMs: number): Promise<string[]> {
     if (endpointIds.length === 0) return [];
     const { rows } = await this.pool.query<{ endpoint_id: string }>({
       text: `INSERT INTO backlog_leases (endpoint_id, owner, expires_at)
@@ -46,28 +70,67 @@ export class BacklogStore {
        ON CONFLICT (endpoint_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
        WHERE backlog_leases.owner = excluded.owner OR backlog_leases.expires_at < clock_timestamp()
        RETURNING endpoint_id`,
-      values: [endpointIds, owner, leaseMs],
+      values: [endpointIds, shardedOwner, leaseMs],
     });
     return rows.map((row) => row.endpoint_id);
   }
 
-  /** Gives leases up (backlog empty, or shutdown). */
-  async release(owner: string, endpointIds: string[]): Promise<void> {
+  /** Gives back the endpoints' shared rows once no replica holds a shard of them (backlog drained). */
+  async releaseEndpoints(endpointIds: string[]): Promise<void> {
     if (endpointIds.length === 0) return;
     await this.pool.query({
-      text: 'DELETE FROM backlog_leases WHERE endpoint_id = ANY ($1::uuid[]) AND owner = $2',
-      values: [endpointIds, owner],
+      text: `DELETE FROM backlog_leases l WHERE l.endpoint_id = ANY ($1::uuid[]) AND l.owner = $2
+       AND NOT EXISTS (SELECT 1 FROM backlog_shard_leases s WHERE s.endpoint_id = l.endpoint_id AND s.expires_at > clock_timestamp())`,
+      values: [endpointIds, shardedOwner],
     });
   }
 
-  /** The oldest parked deliveries of an endpoint, skipping those already being attempted here. */
-  async oldest(endpointId: string, skip: string[], limit: number): Promise<string[]> {
-    const { rows } = await this.pool.query<{ id: string }>({
-      text: `SELECT id FROM deliveries
-       WHERE endpoint_id = $1 AND parked AND NOT (id = ANY ($2::uuid[]))
-       ORDER BY created_at, id LIMIT $3`,
-      values: [endpointId, skip, limit],
+  /** The live shard leases of these endpoints (any owner). */
+  async shardLeases(endpointIds: string[]): Promise<ShardLease[]> {
+    if (endpointIds.length === 0) return [];
+    const { rows } = await this.pool.query<{ endpoint_id: string; shard: number; owner: string }>({
+      text: 'SELECT endpoint_id, shard, owner FROM backlog_shard_leases WHERE endpoint_id = ANY ($1::uuid[]) AND expires_at > clock_timestamp()',
+      values: [endpointIds],
     });
-    return rows.map((row) => row.id);
+    return rows.map((row) => ({ endpointId: row.endpoint_id, shard: row.shard, owner: row.owner }));
+  }
+
+  /** Takes or renews these shard leases for `owner`; returns the ones it holds. */
+  async leaseShards(owner: string, keys: Array<{ endpointId: string; shard: number }>, leaseMs: number): Promise<Array<{ endpointId: string; shard: number }>> {
+    if (keys.length === 0) return [];
+    const { rows } = await this.pool.query<{ endpoint_id: string; shard: number }>({
+      text: `INSERT INTO backlog_shard_leases (endpoint_id, shard, owner, expires_at)
+       SELECT id, shard, $3, clock_timestamp() + make_interval(secs => $4::float8 / 1000) FROM unnest($1::uuid[], $2::smallint[]) AS i (id, shard)
+       ON CONFLICT (endpoint_id, shard) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+       WHERE backlog_shard_leases.owner = excluded.owner OR backlog_shard_leases.expires_at < clock_timestamp()
+       RETURNING endpoint_id, shard`,
+      values: [keys.map((key) => key.endpointId), keys.map((key) => key.shard), owner, leaseMs],
+    });
+    return rows.map((row) => ({ endpointId: row.endpoint_id, shard: row.shard }));
+  }
+
+  /** Gives shard leases back (drained, or shutdown). */
+  async releaseShards(owner: string, keys: Array<{ endpointId: string; shard: number }>): Promise<void> {
+    if (keys.length === 0) return;
+    await this.pool.query({
+      text: `DELETE FROM backlog_shard_leases l USING unnest($1::uuid[], $2::smallint[]) AS i (id, shard)
+       WHERE l.endpoint_id = i.id AND l.shard = i.shard AND l.owner = $3`,
+      values: [keys.map((key) => key.endpointId), keys.map((key) => key.shard), owner],
+    });
+  }
+
+  /**
+   * The oldest parked deliveries of an endpoint in these shards, skipping those already being
+   * attempted here, with their shard. Walks the endpoint's parked rows in order (deliveries_parked_idx)
+   * and keeps those of the shards.
+   */
+  async oldest(endpointId: string, shards: number[], skip: string[], limit: number): Promise<Array<{ id: string; shard: number }>> {
+    const { rows } = await this.pool.query<{ id: string; shard: number }>({
+      text: `SELECT d.id, ${shardOf('ev.task_id')} AS shard FROM deliveries d JOIN events ev ON ev.id = d.event_id
+       WHERE d.endpoint_id = $1 AND d.parked AND NOT (d.id = ANY ($2::uuid[])) AND ${shardOf('ev.task_id')} = ANY ($4::int[])
+       ORDER BY d.created_at, d.id LIMIT $3`,
+      values: [endpointId, skip, limit, shards],
+    });
+    return rows;
   }
 }

@@ -68,7 +68,9 @@ describe('DeliveryStore.fanOut', () => {
       [[slow, fast], workspaceId],
     );
     const event = (n: number): IncomingEvent => ({ id: `evt_${randomUUID()}`, workspaceId, type: 'task.updated', taskId: `task-${n}`, payload: Buffer.from(`{"n":${n}}`) });
-    // The slow endpoint's first delivery is parked (its backlog), as the pipeline parks one.
+    // The slow endpoint's first delivery is parked (its backlog), as the pipeline parks one; a lease
+    // under another owner keeps the stack's own drainer away from it while the test runs.
+    await pool.query(`INSERT INTO backlog_leases (endpoint_id, owner, expires_at) VALUES ($1, 'deliveries-test', now() + interval '5 minutes')`, [slow]);
     const first = await store.fanOut([event(1)]);
     expect(first.work.map((item) => [item.parked, item.parkedAtFanOut, item.endpointBacklog])).toEqual([[false, false, false], [false, false, false]]);
     await pool.query('UPDATE deliveries SET parked = true WHERE id = $1', [first.work.find((item) => item.endpointId === slow)!.deliveryId]);
@@ -89,6 +91,8 @@ describe('DeliveryStore.fanOut', () => {
       [slow, true, false, true],
       [fast, false, false, false],
     ]);
+    await pool.query(`UPDATE deliveries SET parked = false, state = 'cancelled' WHERE endpoint_id = $1`, [slow]);
+    await pool.query('DELETE FROM backlog_leases WHERE endpoint_id = $1', [slow]);
   });
 
   it('probes each endpoint\'s backlog once per fan-out, not once per delivery', async () => {

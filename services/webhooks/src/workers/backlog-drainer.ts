@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@tws/common';
-import type { BacklogStore } from '../store/backlog.js';
+import { backlogShards, type BacklogStore } from '../store/backlog.js';
 import type { DeliveryStore } from '../store/deliveries.js';
 import { sleep } from '@tws/common';
 import type { DeliveryPipeline } from '../domain/delivery/pipeline.js';
@@ -14,30 +14,47 @@ export interface DrainerOptions {
   maxPending: number;
   intervalMs?: number;
   leaseMs?: number;
+  /** How long a shard stays free before a replica that holds half of its endpoint's shards takes it too. */
+  shareGraceMs?: number;
+}
+
+/** A shard of an endpoint's backlog (store/backlog.ts). */
+interface ShardKey {
+  endpointId: string;
+  shard: number;
 }
 
 /**
  * Drains endpoint backlogs (parked deliveries): every tick, finds the endpoints that have one, takes
- * or renews their lease (one replica per endpoint, so a backlog is attempted oldest first), and hands
- * the oldest parked deliveries of each leased endpoint to the pipeline, as many as the endpoint has
- * room for here. An endpoint that hangs therefore holds only its own backlog in Postgres; memory
- * holds at most its queue limit of deliveries. A lease lapses when its holder stops renewing it.
+ * or renews the leases of shards of them (store/backlog.ts: a shard is a set of tasks, so each task's
+ * deliveries are attempted by one replica, oldest first), and hands the oldest parked deliveries of
+ * the shards it holds to the pipeline, as many as the endpoint has room for here. A replica takes at
+ * most half of an endpoint's shards at once, and a shard nobody took for `shareGraceMs` too: with two
+ * or more replicas a backlog is drained by two of them, at both replicas' concurrency for the
+ * endpoint; alone, a replica drains all of it. An endpoint that hangs therefore holds only its own
+ * backlog in Postgres; memory holds at most its queue limit of deliveries. A lease lapses when its
+ * holder stops renewing it.
  */
 export class BacklogDrainer {
   private readonly owner = `${process.pid}-${randomUUID()}`;
-  /** Delivery ids being attempted, per leased endpoint. */
-  private readonly inFlight = new Map<string, Set<string>>();
-  private readonly leased = new Set<string>();
+  /** Delivery ids being attempted, with their shard, per endpoint. */
+  private readonly inFlight = new Map<string, Map<string, number>>();
+  /** Shards held, per endpoint. */
+  private readonly held = new Map<string, Set<number>>();
+  /** Since when a shard (`endpoint/shard`) of a backlog was seen without a holder. */
+  private readonly freeSince = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = false;
   private readonly intervalMs: number;
   private readonly leaseMs: number;
+  private readonly shareGraceMs: number;
 
   constructor(private readonly options: DrainerOptions) {
     this.intervalMs = options.intervalMs ?? 200;
     this.leaseMs = options.leaseMs ?? 15_000;
+    this.shareGraceMs = options.shareGraceMs ?? 1_000;
   }
 
   start(): void {
@@ -68,37 +85,96 @@ export class BacklogDrainer {
     const endpoints = await backlog.endpointsWithBacklog();
     const withBacklog = new Set(endpoints);
     pipeline.forgetParked(withBacklog, checkedAt);
-    // Leases of drained backlogs are given back once nothing of theirs runs here.
-    const done = [...this.leased].filter((id) => !withBacklog.has(id) && !this.inFlight.get(id)?.size);
-    for (const id of done) this.leased.delete(id);
-    await backlog.release(this.owner, done);
+    await this.releaseDrained(withBacklog);
     if (endpoints.length === 0) return;
-    const held = await backlog.lease(this.owner, endpoints, this.leaseMs);
-    for (const id of this.leased) if (!held.includes(id) && !withBacklog.has(id)) this.leased.delete(id);
-    for (const endpointId of held) {
-      this.leased.add(endpointId);
+    const claimed = await backlog.claimEndpoints(endpoints, this.leaseMs);
+    const wanted = this.wantedShards(claimed, await backlog.shardLeases(claimed), Date.now());
+    const held = await backlog.leaseShards(this.owner, wanted, this.leaseMs);
+    this.held.clear();
+    for (const { endpointId, shard } of held) {
+      const shards = this.held.get(endpointId) ?? new Set<number>();
+      shards.add(shard);
+      this.held.set(endpointId, shards);
+    }
+    for (const [endpointId, shards] of this.held) {
       if (this.stopped || pipeline.inFlight >= this.options.maxPending) return;
       const room = Math.min(pipeline.freeSlots(endpointId), this.options.maxPending - pipeline.inFlight);
       if (room <= 0) continue;
-      const running = this.inFlight.get(endpointId) ?? new Set<string>();
-      this.inFlight.set(endpointId, running);
-      const ids = await backlog.oldest(endpointId, [...running], room);
-      if (ids.length === 0) continue;
-      const work = await this.options.store.load(ids);
-      for (const id of ids) {
-        const delivery = work.get(id);
-        if (!delivery) continue;
-        running.add(id);
-        // In backlog order; the (endpoint, task) serializer keeps a task's first attempts in order.
-        void pipeline
-          .process(delivery, delivery.nextAttempt, { ordered: true, drained: true })
-          .catch((error: unknown) => this.options.logger.warn({ err: error, deliveryId: id }, 'backlog attempt interrupted; it stays parked'))
-          .finally(() => {
-            running.delete(id);
-            if (running.size === 0) this.kick();
-          });
-      }
+      await this.drain(endpointId, [...shards], room);
     }
+  }
+
+  /** Hands the oldest parked deliveries of the endpoint's shards held here to the pipeline (at most `room`). */
+  private async drain(endpointId: string, shards: number[], room: number): Promise<void> {
+    const { backlog, pipeline } = this.options;
+    const skip = [...(this.inFlight.get(endpointId)?.keys() ?? [])];
+    const picked = await backlog.oldest(endpointId, shards, skip, room);
+    if (picked.length === 0) return;
+    const work = await this.options.store.load(picked.map((item) => item.id));
+    for (const { id, shard } of picked) {
+      const delivery = work.get(id);
+      if (!delivery) continue;
+      // Only endpoints with attempts running here have an entry (stop() waits for them).
+      const running = this.inFlight.get(endpointId) ?? new Map<string, number>();
+      this.inFlight.set(endpointId, running);
+      running.set(id, shard);
+      // In backlog order; the (endpoint, task) serializer keeps a task's first attempts in order.
+      void pipeline
+        .process(delivery, delivery.nextAttempt, { ordered: true, drained: true })
+        .catch((error: unknown) => this.options.logger.warn({ err: error, deliveryId: id }, 'backlog attempt interrupted; it stays parked'))
+        .finally(() => {
+          running.delete(id);
+          if (running.size === 0) {
+            if (this.inFlight.get(endpointId) === running) this.inFlight.delete(endpointId);
+            this.kick();
+          }
+        });
+    }
+  }
+
+  /**
+   * The shards to hold: those held already, and free ones up to half of the endpoint's shards, or
+   * beyond that once free for `shareGraceMs` (so another replica can take its half first).
+   */
+  private wantedShards(claimed: string[], leases: Array<ShardKey & { owner: string }>, now: number): ShardKey[] {
+    const half = Math.ceil(backlogShards / 2);
+    const wanted: ShardKey[] = [];
+    const seen = new Set<string>();
+    for (const endpointId of claimed) {
+      const leased = leases.filter((lease) => lease.endpointId === endpointId);
+      const mine = leased.filter((lease) => lease.owner === this.owner).map((lease) => lease.shard);
+      const taken = new Set(leased.map((lease) => lease.shard));
+      const shards = [...mine];
+      for (let shard = 0; shard < backlogShards; shard += 1) {
+        if (taken.has(shard)) continue;
+        const key = `${endpointId}/${shard}`;
+        seen.add(key);
+        const since = this.freeSince.get(key) ?? now;
+        this.freeSince.set(key, since);
+        if (shards.length < half || now - since >= this.shareGraceMs) shards.push(shard);
+      }
+      wanted.push(...shards.map((shard) => ({ endpointId, shard })));
+    }
+    for (const key of this.freeSince.keys()) if (!seen.has(key)) this.freeSince.delete(key);
+    return wanted;
+  }
+
+  /** Gives back the shards of drained backlogs once nothing of theirs runs here, and then the endpoints' shared rows. */
+  private async releaseDrained(withBacklog: ReadonlySet<string>): Promise<void> {
+    const done: ShardKey[] = [];
+    for (const [endpointId, shards] of this.held) {
+      if (withBacklog.has(endpointId)) continue;
+      const running = new Set(this.inFlight.get(endpointId)?.values() ?? []);
+      for (const shard of shards) {
+        if (running.has(shard)) continue;
+        done.push({ endpointId, shard });
+        shards.delete(shard);
+      }
+      if (shards.size === 0) this.held.delete(endpointId);
+    }
+    if (done.length === 0) return;
+    await this.options.backlog.releaseShards(this.owner, done);
+    await this.options.backlog.releaseEndpoints([...new Set(done.map((key) => key.endpointId))]);
   }
 
   /** Stops draining, waits (bounded) for the attempts it started, and gives its leases back. */
@@ -107,8 +183,9 @@ export class BacklogDrainer {
     clearInterval(this.timer);
     await this.running;
     const deadline = Date.now() + timeoutMs;
-    const busy = () => [...this.inFlight.values()].some((ids) => ids.size > 0);
-    while (busy() && Date.now() < deadline) await sleep(50);
-    await this.options.backlog.release(this.owner, [...this.leased]).catch(() => undefined);
+    while (this.inFlight.size > 0 && Date.now() < deadline) await sleep(50);
+    const keys = [...this.held].flatMap(([endpointId, shards]) => [...shards].map((shard) => ({ endpointId, shard })));
+    await this.options.backlog.releaseShards(this.owner, keys).catch(() => undefined);
+    await this.options.backlog.releaseEndpoints([...this.held.keys()]).catch(() => undefined);
   }
 }
