@@ -6,10 +6,11 @@
  *
  * With an endpoint it registers the ESM loader hook first (so the instrumentations can patch the
  * modules the service imports after this one), then starts the SDK: spans of HTTP clients, gRPC
- * (both sides) and pg (statement text, never values), exported over OTLP and sampled per OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG
- * (default parent-based, 10% of new traces). The HTTP edges' server spans come from their fastify
- * hooks (http-server-span.ts). Kafka records carry the context in their `traceparent`
- * header, set and read by the outbox relay and the webhooks consumer themselves (trace-context.ts).
+ * (both sides) and pg (statement text, never values), exported over OTLP and sampled per
+ * OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG (default parent-based, 10% of new traces). The HTTP
+ * edges' server spans come from their fastify hooks (http-server-span.ts). Kafka records carry the
+ * context in their `traceparent` header, set and read by the outbox relay and the webhooks consumer
+ * themselves (trace-context.ts).
  */
 import { register } from 'node:module';
 import { setTracingShutdown } from './trace-context.js';
