@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type Provider from 'oidc-provider';
 import type { Histogram } from 'prom-client';
-import { observeRequestLatency, type Logger, type Pool } from '@tws/common';
+import { endHttpServerSpan, observeRequestLatency, type Logger, type Pool } from '@tws/common';
 import { errorPage } from '../api/html/pages.js';
 import type { WebConfig } from '../config.js';
 import { ConnectedApps } from '../domain/connected-apps.js';
@@ -100,10 +100,12 @@ async function oauthPlugin(app: FastifyInstance, options: OAuthOptions): Promise
     delete raw.headers['x-forwarded-host'];
     if (!config.TRUST_PROXY) delete raw.headers['x-forwarded-for'];
     if (url !== undefined) raw.url = url;
-    // A hijacked reply skips fastify's onResponse hooks: the RED histogram is observed here instead.
+    // A hijacked reply skips fastify's onResponse hooks: the RED histogram is observed and the
+    // request's trace span ended here instead.
     const route = request.routeOptions.url ?? 'unmatched';
     reply.raw.once('finish', () => {
       observeRequestLatency(options.httpRequestDuration, { method: request.method, route, status_code: String(reply.raw.statusCode) }, reply.elapsedTime / 1000, request);
+      endHttpServerSpan(request, reply.raw.statusCode);
     });
     // …and the headers set on the reply are not sent: the request id is set on the raw response.
     reply.raw.setHeader('x-request-id', request.id);
