@@ -13,9 +13,13 @@ export const shardedOwner = 'shards';
 /** A delivery's shard, in SQL (`task` an expression of the event's task id). */
 const shardOf = (task: string): string => `((hashtext(${task}) & 2147483647) % ${backlogShards})`;
 
-export interface ShardLease {
+/** A shard of an endpoint's backlog. */
+export interface ShardKey {
   endpointId: string;
   shard: number;
+}
+
+export interface ShardLease extends ShardKey {
   owner: string;
 }
 
@@ -96,7 +100,7 @@ export class BacklogStore {
   }
 
   /** Takes or renews these shard leases for `owner`; returns the ones it holds. */
-  async leaseShards(owner: string, keys: Array<{ endpointId: string; shard: number }>, leaseMs: number): Promise<Array<{ endpointId: string; shard: number }>> {
+  async leaseShards(owner: string, keys: ShardKey[], leaseMs: number): Promise<ShardKey[]> {
     if (keys.length === 0) return [];
     const { rows } = await this.pool.query<{ endpoint_id: string; shard: number }>({
       text: `INSERT INTO backlog_shard_leases (endpoint_id, shard, owner, expires_at)
@@ -110,7 +114,7 @@ export class BacklogStore {
   }
 
   /** Gives shard leases back (drained, or shutdown). */
-  async releaseShards(owner: string, keys: Array<{ endpointId: string; shard: number }>): Promise<void> {
+  async releaseShards(owner: string, keys: ShardKey[]): Promise<void> {
     if (keys.length === 0) return;
     await this.pool.query({
       text: `DELETE FROM backlog_shard_leases l USING unnest($1::uuid[], $2::smallint[]) AS i (id, shard)

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@tws/common';
-import { backlogShards, type BacklogStore } from '../store/backlog.js';
+import { backlogShards, type BacklogStore, type ShardKey, type ShardLease } from '../store/backlog.js';
 import type { DeliveryStore } from '../store/deliveries.js';
 import { sleep } from '@tws/common';
 import type { DeliveryPipeline } from '../domain/delivery/pipeline.js';
@@ -16,12 +16,6 @@ export interface DrainerOptions {
   leaseMs?: number;
   /** How long a shard stays free before a replica that holds half of its endpoint's shards takes it too. */
   shareGraceMs?: number;
-}
-
-/** A shard of an endpoint's backlog (store/backlog.ts). */
-interface ShardKey {
-  endpointId: string;
-  shard: number;
 }
 
 /**
@@ -140,15 +134,21 @@ export class BacklogDrainer {
    * The shards to hold: those held already, and free ones up to half of the endpoint's shards, or
    * beyond that once free for `shareGraceMs` (so another replica can take its half first).
    */
-  private wantedShards(claimed: string[], leases: Array<ShardKey & { owner: string }>, now: number): ShardKey[] {
+  private wantedShards(claimed: string[], leases: ShardLease[], now: number): ShardKey[] {
     const half = Math.ceil(backlogShards / 2);
     const wanted: ShardKey[] = [];
     const seen = new Set<string>();
+    // Grouped once: up to 1,000 endpoints × 8 leases are read every tick.
+    const leasedOf = new Map<string, ShardLease[]>();
+    for (const lease of leases) {
+      const leased = leasedOf.get(lease.endpointId);
+      if (leased) leased.push(lease);
+      else leasedOf.set(lease.endpointId, [lease]);
+    }
     for (const endpointId of claimed) {
-      const leased = leases.filter((lease) => lease.endpointId === endpointId);
-      const mine = leased.filter((lease) => lease.owner === this.owner).map((lease) => lease.shard);
+      const leased = leasedOf.get(endpointId) ?? [];
       const taken = new Set(leased.map((lease) => lease.shard));
-      const shards = [...mine];
+      const shards = leased.filter((lease) => lease.owner === this.owner).map((lease) => lease.shard);
       for (let shard = 0; shard < backlogShards; shard += 1) {
         if (taken.has(shard)) continue;
         const key = `${endpointId}/${shard}`;
