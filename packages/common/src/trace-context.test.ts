@@ -1,10 +1,10 @@
 import { Writable } from 'node:stream';
-import { NodeSDK } from '@opentelemetry/sdk-node';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from './logger.js';
 import { runWithRequestId } from './request-id.js';
 import { contextOfTraceparent, currentTraceparent, inSpan, isSaneTraceparent, SpanKind, startSpan, traceparentOf } from './trace-context.js';
+import { startTraceSdk } from './tracing-sdk.js';
 
 const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
 const parentId = '00f067aa0ba902b7';
@@ -60,13 +60,12 @@ describe('with tracing on', () => {
   const exporter = new InMemorySpanExporter();
   // Its export is asynchronous: forceFlush before reading the exporter.
   const processor = new SimpleSpanProcessor({ exporter });
-  let sdk: NodeSDK;
+  let shutdown: () => Promise<void>;
   beforeAll(() => {
-    sdk = new NodeSDK({ spanProcessors: [processor], instrumentations: [], metricReaders: [], logRecordProcessors: [] });
-    sdk.start();
+    shutdown = startTraceSdk({ spanProcessors: [processor] });
   });
   afterAll(async () => {
-    await sdk.shutdown();
+    await shutdown();
   });
 
   it('continues a stored traceparent: child span, its context in traceparentOf, and trace and span ids on log lines', async () => {

@@ -20,6 +20,16 @@ describe('tracing configuration (standard OTEL_* variables)', () => {
     expect(() => loadTracingConfig({ OTEL_TRACES_SAMPLER: 'jaeger_remote' })).toThrow(/OTEL_TRACES_SAMPLER/);
     expect(() => loadTracingConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT/);
     expect(() => loadTracingConfig({ OTEL_EXPORTER_OTLP_PROTOCOL: 'udp' })).toThrow(/OTEL_EXPORTER_OTLP_PROTOCOL/);
+    for (const bad of ['0', '-5', '1.5', 'many', '1e9']) {
+      expect(() => loadTracingConfig({ OTEL_BSP_MAX_QUEUE_SIZE: bad }), bad).toThrow(/OTEL_BSP_MAX_QUEUE_SIZE/);
+    }
+    expect(() => loadTracingConfig({ OTEL_BSP_SCHEDULE_DELAY: '0' })).toThrow(/OTEL_BSP_SCHEDULE_DELAY/);
+  });
+
+  it("passes the batch span processor's bounds through, and leaves them to the SDK's defaults when unset", () => {
+    const config = loadTracingConfig({ OTEL_BSP_MAX_QUEUE_SIZE: '4096', OTEL_BSP_SCHEDULE_DELAY: '1000', OTEL_BSP_EXPORT_TIMEOUT: '5000', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '256' });
+    expect(config).toMatchObject({ OTEL_BSP_MAX_QUEUE_SIZE: 4096, OTEL_BSP_SCHEDULE_DELAY: 1000, OTEL_BSP_EXPORT_TIMEOUT: 5000, OTEL_BSP_MAX_EXPORT_BATCH_SIZE: 256 });
+    expect(loadTracingConfig({}).OTEL_BSP_MAX_QUEUE_SIZE).toBeUndefined();
   });
 
   it('names the service after its entry point unless OTEL_SERVICE_NAME is set', () => {

@@ -5,7 +5,7 @@
  * no SDK, no hooks, no cost; the OpenTelemetry API the code calls stays a no-op.
  *
  * With an endpoint it registers the ESM loader hook first (so the instrumentations can patch the
- * modules the service imports after this one), then starts the SDK: spans of HTTP clients, gRPC
+ * modules the service imports after this one), then starts the trace SDK (tracing-sdk.ts): spans of HTTP clients, gRPC
  * (both sides) and pg (statement text, never values), exported over OTLP and sampled per
  * OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG (default parent-based, 10% of new traces). The HTTP
  * edges' server spans come from their fastify hooks (http-server-span.ts). Kafka records carry the
@@ -13,6 +13,7 @@
  * themselves (trace-context.ts).
  */
 import { register } from 'node:module';
+import type { SpanExporter } from '@opentelemetry/sdk-trace';
 import { setTracingShutdown } from './trace-context.js';
 import { loadTracingConfig, serviceNameOf, tracingEnabled, type TracingConfig } from './tracing-config.js';
 
@@ -55,20 +56,47 @@ async function registerLoaderHook(): Promise<() => Promise<void>> {
   return waitForAllMessagesAcknowledged;
 }
 
+/** The OTLP exporter of OTEL_EXPORTER_OTLP_PROTOCOL, the only one imported; it reads its endpoint, headers, timeout and compression from the standard variables itself. */
+async function exporterOf(config: TracingConfig): Promise<SpanExporter> {
+  switch (config.OTEL_EXPORTER_OTLP_PROTOCOL) {
+    case 'grpc':
+      return new (await import('@opentelemetry/exporter-trace-otlp-grpc')).OTLPTraceExporter();
+    case 'http/json':
+      return new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter();
+    case 'http/protobuf':
+      return new (await import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter();
+  }
+}
+
 async function startTracing(config: TracingConfig): Promise<void> {
   const waitForAllMessagesAcknowledged = await registerLoaderHook();
 
-  const [{ NodeSDK }, { HttpInstrumentation }, { GrpcInstrumentation }, { PgInstrumentation }, { resourceFromAttributes }] =
+  const [{ startTraceSdk }, { BatchSpanProcessor }, { HttpInstrumentation }, { GrpcInstrumentation }, { PgInstrumentation }, resources] =
     await Promise.all([
-      import('@opentelemetry/sdk-node'),
+      import('./tracing-sdk.js'),
+      import('@opentelemetry/sdk-trace'),
       import('@opentelemetry/instrumentation-http'),
       import('@opentelemetry/instrumentation-grpc'),
       import('@opentelemetry/instrumentation-pg'),
       import('@opentelemetry/resources'),
     ]);
-  const sdk = new NodeSDK({
-    resource: resourceFromAttributes({ 'service.name': serviceNameOf(config, process.argv[1]) }),
+  const shutdown = startTraceSdk({
+    // What sdk-node detects: OTEL_RESOURCE_ATTRIBUTES, host, OS, process and an instance id; then the service's name.
+    resource: resources
+      .detectResources({
+        detectors: [resources.envDetector, resources.hostDetector, resources.osDetector, resources.processDetector, resources.serviceInstanceIdDetector],
+      })
+      .merge(resources.resourceFromAttributes({ 'service.name': serviceNameOf(config, process.argv[1]) })),
     sampler: await samplerOf(config),
+    spanProcessors: [
+      new BatchSpanProcessor({
+        exporter: await exporterOf(config),
+        maxQueueSize: config.OTEL_BSP_MAX_QUEUE_SIZE,
+        scheduledDelayMillis: config.OTEL_BSP_SCHEDULE_DELAY,
+        exportTimeoutMillis: config.OTEL_BSP_EXPORT_TIMEOUT,
+        maxExportBatchSize: config.OTEL_BSP_MAX_EXPORT_BATCH_SIZE,
+      }),
+    ],
     instrumentations: [
       // Outgoing requests only (the web app's calls to the OpenID provider). The HTTP edges' SERVER
       // spans come from their fastify hooks (http-server-span.ts): cheaper for unsampled requests,
@@ -80,12 +108,8 @@ async function startTracing(config: TracingConfig): Promise<void> {
       // No undici instrumentation: webhook deliveries have their own attempt span (attempt-span.ts
       // of the webhooks service), without the endpoint URL's path and query.
     ],
-    // Traces only: metrics stay on /metrics (prom-client), logs on stdout.
-    metricReaders: [],
-    logRecordProcessors: [],
   });
-  sdk.start();
-  setTracingShutdown(() => sdk.shutdown());
+  setTracingShutdown(shutdown);
   await waitForAllMessagesAcknowledged();
 }
 
