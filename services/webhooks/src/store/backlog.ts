@@ -1,4 +1,5 @@
 import type { Pool } from '@tws/common';
+import { ShardedLeases, type LeaseKey } from './sharded-leases.js';
 
 /**
  * A backlog's shards (migration 010): a parked delivery belongs to shard hash(its event's task id)
@@ -19,6 +20,8 @@ export interface ShardKey {
   shard: number;
 }
 
+const toLeaseKey = ({ endpointId, shard }: ShardKey): LeaseKey => ({ id: endpointId, shard });
+
 export interface ShardLease extends ShardKey {
   owner: string;
 }
@@ -30,7 +33,11 @@ export interface ShardLease extends ShardKey {
  * that holds its lease (migration 010).
  */
 export class BacklogStore {
-  constructor(private readonly pool: Pool) {}
+  private readonly shardLeaseTable: ShardedLeases;
+
+  constructor(private readonly pool: Pool) {
+    this.shardLeaseTable = new ShardedLeases(pool, 'backlog_shard_leases');
+  }
 
   /** Parks deliveries still waiting for exactly that attempt; returns the ids parked. */
   async park(items: Array<{ deliveryId: string; attempt: number }>): Promise<Set<string>> {
@@ -101,26 +108,13 @@ export class BacklogStore {
 
   /** Takes or renews these shard leases for `owner`; returns the ones it holds. */
   async leaseShards(owner: string, keys: ShardKey[], leaseMs: number): Promise<ShardKey[]> {
-    if (keys.length === 0) return [];
-    const { rows } = await this.pool.query<{ endpoint_id: string; shard: number }>({
-      text: `INSERT INTO backlog_shard_leases (endpoint_id, shard, owner, expires_at)
-       SELECT id, shard, $3, clock_timestamp() + make_interval(secs => $4::float8 / 1000) FROM unnest($1::uuid[], $2::smallint[]) AS i (id, shard)
-       ON CONFLICT (endpoint_id, shard) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
-       WHERE backlog_shard_leases.owner = excluded.owner OR backlog_shard_leases.expires_at < clock_timestamp()
-       RETURNING endpoint_id, shard`,
-      values: [keys.map((key) => key.endpointId), keys.map((key) => key.shard), owner, leaseMs],
-    });
-    return rows.map((row) => ({ endpointId: row.endpoint_id, shard: row.shard }));
+    const held = await this.shardLeaseTable.lease(owner, keys.map(toLeaseKey), leaseMs);
+    return held.map(({ id, shard }) => ({ endpointId: id, shard }));
   }
 
   /** Gives shard leases back (drained, or shutdown). */
   async releaseShards(owner: string, keys: ShardKey[]): Promise<void> {
-    if (keys.length === 0) return;
-    await this.pool.query({
-      text: `DELETE FROM backlog_shard_leases l USING unnest($1::uuid[], $2::smallint[]) AS i (id, shard)
-       WHERE l.endpoint_id = i.id AND l.shard = i.shard AND l.owner = $3`,
-      values: [keys.map((key) => key.endpointId), keys.map((key) => key.shard), owner],
-    });
+    await this.shardLeaseTable.release(owner, keys.map(toLeaseKey));
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { Pool } from '@tws/common';
 import { backlogColumn, toWork, type DeliveryWork, type WorkRow } from './delivery-work.js';
+import { ShardedLeases, type LeaseKey } from './sharded-leases.js';
 
 /** Shards of a fan-out: endpoint ids by their first hex digit (random UUIDs spread evenly). */
 export const fanOutShards = 16;
@@ -15,6 +16,8 @@ export interface FanOutKey {
   workspaceId: string;
   shard: number;
 }
+
+const toLeaseKey = ({ workspaceId, shard }: FanOutKey): LeaseKey => ({ id: workspaceId, shard });
 
 /** One shard of an event whose deliveries are created in batches (migration 009), with its durable cursor. */
 export interface QueuedFanOut {
@@ -95,7 +98,11 @@ const expandStatement = `WITH batch AS (
 
 /** Fan-out cursors and the per-workspace leases of the replicas that expand them. */
 export class FanOutStore {
-  constructor(private readonly pool: Pool) {}
+  private readonly leases: ShardedLeases;
+
+  constructor(private readonly pool: Pool) {
+    this.leases = new ShardedLeases(pool, 'fanout_leases');
+  }
 
   /**
    * (Workspace, shard) pairs with fan-outs queued and no live lease (at most `limit`, oldest fan-out
@@ -115,25 +122,12 @@ export class FanOutStore {
 
   /** Takes or renews the lease of these (workspace, shard) pairs for `owner`; returns the ones it holds. */
   async lease(owner: string, keys: FanOutKey[], leaseMs: number): Promise<FanOutKey[]> {
-    if (keys.length === 0) return [];
-    const { rows } = await this.pool.query<{ workspace_id: string; shard: number }>({
-      text: `INSERT INTO fanout_leases (workspace_id, shard, owner, expires_at)
-       SELECT id, shard, $3, clock_timestamp() + make_interval(secs => $4::float8 / 1000) FROM unnest($1::text[], $2::smallint[]) AS i (id, shard)
-       ON CONFLICT (workspace_id, shard) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
-       WHERE fanout_leases.owner = excluded.owner OR fanout_leases.expires_at < clock_timestamp()
-       RETURNING workspace_id, shard`,
-      values: [keys.map((key) => key.workspaceId), keys.map((key) => key.shard), owner, leaseMs],
-    });
-    return rows.map((row) => ({ workspaceId: row.workspace_id, shard: row.shard }));
+    const held = await this.leases.lease(owner, keys.map(toLeaseKey), leaseMs);
+    return held.map(({ id, shard }) => ({ workspaceId: id, shard }));
   }
 
   async release(owner: string, keys: FanOutKey[]): Promise<void> {
-    if (keys.length === 0) return;
-    await this.pool.query({
-      text: `DELETE FROM fanout_leases l USING unnest($1::text[], $2::smallint[]) AS i (id, shard)
-       WHERE l.workspace_id = i.id AND l.shard = i.shard AND l.owner = $3`,
-      values: [keys.map((key) => key.workspaceId), keys.map((key) => key.shard), owner],
-    });
+    await this.leases.release(owner, keys.map(toLeaseKey));
   }
 
   /** The next fan-out of the workspace's shard after `afterSeq` (event order), with its event. */
