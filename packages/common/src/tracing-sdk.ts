@@ -2,8 +2,8 @@
  * The OpenTelemetry trace SDK as this project starts it: the pieces `@opentelemetry/sdk-node`
  * assembles for traces (AsyncLocalStorage context, W3C trace-context and baggage propagation, the
  * tracer provider, the instrumentations), without the rest of what sdk-node loads at import: every
- * logs, metrics and traces exporter for every protocol, Zipkin, Prometheus and B3, ~14 MB of RSS
- * in every service that traces (measured in `bench/HISTORY.md`, session 10).
+ * logs, metrics and traces exporter for every protocol, Zipkin, Prometheus and B3: its imports
+ * alone took 41 MB of RSS, these 27 MB (`bench/HISTORY.md`, session 10).
  *
  * Used by `tracing.ts` (the `--import` entry) and by the tests, so both start the same SDK.
  */
