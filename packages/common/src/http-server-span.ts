@@ -7,7 +7,7 @@ import { tracingStarted } from './trace-context.js';
  * instrumentation builds a dozen attributes, extracts the context and binds the request's and
  * response's event emitters for every request before the sampler decides; with the default 10 %
  * sampling that was ~8 % of the gateway's CPU on requests whose span is never exported. Here the
- * sampler decides on the method and route alone, the other attributes are set only on a sampled
+ * sampler decides on the span's name (method and route), the attributes are set only on a sampled
  * (recording) span, and no emitter is bound: the hooks enter the context themselves where fastify
  * changes async context (request-id.ts).
  *
@@ -50,15 +50,14 @@ export function startHttpServerSpan(request: HttpRequestLike): Context | undefin
   const route = request.routeOptions?.url;
   if (route !== undefined && untracedRoutes.has(route)) return undefined;
   const parent = propagation.extract(ROOT_CONTEXT, request.headers);
-  const span = tracer().startSpan(
-    route === undefined ? request.method : `${request.method} ${route}`,
-    { kind: SpanKind.SERVER, attributes: route === undefined ? { 'http.request.method': request.method } : { 'http.request.method': request.method, 'http.route': route } },
-    parent,
-  );
+  // No attributes at start: the SDK sanitizes those before it samples, and our samplers never read them.
+  const span = tracer().startSpan(route === undefined ? request.method : `${request.method} ${route}`, { kind: SpanKind.SERVER }, parent);
   if (span.isRecording()) {
     const queryAt = request.url.indexOf('?');
     const userAgent = request.headers['user-agent'];
     span.setAttributes({
+      'http.request.method': request.method,
+      ...(route === undefined ? {} : { 'http.route': route }),
       'url.path': queryAt === -1 ? request.url : request.url.slice(0, queryAt),
       ...(request.protocol ? { 'url.scheme': request.protocol } : {}),
       ...(request.hostname ? { 'server.address': request.hostname } : {}),

@@ -67,8 +67,8 @@ export interface SpanOptions {
  * may add attributes (status codes, outcomes) to the span it gets.
  */
 export function inSpan<T>(name: string, options: SpanOptions, fn: (span: Span) => Promise<T>): Promise<T> {
-  const parent = options.parent ?? context.active();
-  return tracer().startActiveSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes ?? {} }, parent, async (span) => {
+  const span = startSpan(name, options);
+  return context.with(trace.setSpan(options.parent ?? context.active(), span), async () => {
     try {
       return await fn(span);
     } catch (error) {
@@ -81,9 +81,15 @@ export function inSpan<T>(name: string, options: SpanOptions, fn: (span: Span) =
   });
 }
 
-/** Starts a span the caller ends (e.g. one per message of a batch sent in one request). */
+/**
+ * Starts a span the caller ends (e.g. one per message of a batch sent in one request). The
+ * attributes go to a sampled span only: the SDK sanitizes the attributes given at start before it
+ * samples, for every span, and most spans are not sampled (our samplers never read attributes).
+ */
 export function startSpan(name: string, options: SpanOptions): Span {
-  return tracer().startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes ?? {} }, options.parent ?? context.active());
+  const span = tracer().startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL }, options.parent ?? context.active());
+  if (options.attributes && span.isRecording()) span.setAttributes(options.attributes);
+  return span;
 }
 
 /**
