@@ -149,6 +149,10 @@ EXTRA_ENV_ONLY = {
     "WEBHOOK_EXTRA_CA_FILE": "extra CAs for endpoints (tests); mount a file with extraVolumes if ever needed",
     "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "a traces-only OTLP URL; tracing.otlpEndpoint (OTEL_EXPORTER_OTLP_ENDPOINT) is the chart's",
     "OTEL_SDK_DISABLED": "turns tracing off with an endpoint set; leaving tracing.otlpEndpoint empty does that",
+    "OTEL_BSP_MAX_QUEUE_SIZE": "the batch span processor's bounds: the SDK's defaults suit the default sampling",
+    "OTEL_BSP_SCHEDULE_DELAY": "the batch span processor's bounds: the SDK's defaults suit the default sampling",
+    "OTEL_BSP_EXPORT_TIMEOUT": "the batch span processor's bounds: the SDK's defaults suit the default sampling",
+    "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "the batch span processor's bounds: the SDK's defaults suit the default sampling",
 }
 # Variables the chart sets only when the feature behind them is enabled (the services default them).
 SET_WHEN_ENABLED = {

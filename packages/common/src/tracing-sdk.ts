@@ -12,7 +12,18 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { registerInstrumentations, type Instrumentation } from '@opentelemetry/instrumentation';
 import type { Resource } from '@opentelemetry/resources';
-import { TracerProvider, type Sampler, type SpanProcessor } from '@opentelemetry/sdk-trace';
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  TracerProvider,
+  type Sampler,
+  type SpanExporter,
+  type SpanProcessor,
+} from '@opentelemetry/sdk-trace';
+import type { TracingConfig } from './tracing-config.js';
 
 export interface TraceSdkOptions {
   spanProcessors: SpanProcessor[];
@@ -40,4 +51,46 @@ export function startTraceSdk(options: TraceSdkOptions): () => Promise<void> {
     propagation.disable();
     context.disable();
   };
+}
+
+/** The sampler OTEL_TRACES_SAMPLER names, with OTEL_TRACES_SAMPLER_ARG as the ratio. */
+export function samplerOf(config: TracingConfig): Sampler {
+  const ratio = new TraceIdRatioBasedSampler(config.OTEL_TRACES_SAMPLER_ARG);
+  switch (config.OTEL_TRACES_SAMPLER) {
+    case 'always_on':
+      return new AlwaysOnSampler();
+    case 'always_off':
+      return new AlwaysOffSampler();
+    case 'traceidratio':
+      return ratio;
+    case 'parentbased_always_on':
+      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+    case 'parentbased_always_off':
+      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
+    case 'parentbased_traceidratio':
+      return new ParentBasedSampler({ root: ratio });
+  }
+}
+
+/** The OTLP exporter of OTEL_EXPORTER_OTLP_PROTOCOL, the only one imported; it reads its endpoint, headers, timeout and compression from the standard variables itself. */
+export async function exporterOf(config: TracingConfig): Promise<SpanExporter> {
+  switch (config.OTEL_EXPORTER_OTLP_PROTOCOL) {
+    case 'grpc':
+      return new (await import('@opentelemetry/exporter-trace-otlp-grpc')).OTLPTraceExporter();
+    case 'http/json':
+      return new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter();
+    case 'http/protobuf':
+      return new (await import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter();
+  }
+}
+
+/** The batch span processor over that exporter, bounded by OTEL_BSP_* (the SDK's defaults where unset). */
+export async function spanProcessorOf(config: TracingConfig): Promise<SpanProcessor> {
+  return new BatchSpanProcessor({
+    exporter: await exporterOf(config),
+    maxQueueSize: config.OTEL_BSP_MAX_QUEUE_SIZE,
+    scheduledDelayMillis: config.OTEL_BSP_SCHEDULE_DELAY,
+    exportTimeoutMillis: config.OTEL_BSP_EXPORT_TIMEOUT,
+    maxExportBatchSize: config.OTEL_BSP_MAX_EXPORT_BATCH_SIZE,
+  });
 }

@@ -13,28 +13,8 @@
  * themselves (trace-context.ts).
  */
 import { register } from 'node:module';
-import type { SpanExporter } from '@opentelemetry/sdk-trace';
 import { setTracingShutdown } from './trace-context.js';
 import { loadTracingConfig, serviceNameOf, tracingEnabled, type TracingConfig } from './tracing-config.js';
-
-async function samplerOf(config: TracingConfig) {
-  const tracing = await import('@opentelemetry/sdk-trace');
-  const ratio = new tracing.TraceIdRatioBasedSampler(config.OTEL_TRACES_SAMPLER_ARG);
-  switch (config.OTEL_TRACES_SAMPLER) {
-    case 'always_on':
-      return new tracing.AlwaysOnSampler();
-    case 'always_off':
-      return new tracing.AlwaysOffSampler();
-    case 'traceidratio':
-      return ratio;
-    case 'parentbased_always_on':
-      return new tracing.ParentBasedSampler({ root: new tracing.AlwaysOnSampler() });
-    case 'parentbased_always_off':
-      return new tracing.ParentBasedSampler({ root: new tracing.AlwaysOffSampler() });
-    case 'parentbased_traceidratio':
-      return new tracing.ParentBasedSampler({ root: ratio });
-  }
-}
 
 /** What the instrumentations below patch; the only modules the ESM loader hook intercepts. */
 const instrumentedModules = ['http', 'https', 'node:http', 'node:https', '@grpc/grpc-js', 'pg', 'pg-pool'];
@@ -56,25 +36,12 @@ async function registerLoaderHook(): Promise<() => Promise<void>> {
   return waitForAllMessagesAcknowledged;
 }
 
-/** The OTLP exporter of OTEL_EXPORTER_OTLP_PROTOCOL, the only one imported; it reads its endpoint, headers, timeout and compression from the standard variables itself. */
-async function exporterOf(config: TracingConfig): Promise<SpanExporter> {
-  switch (config.OTEL_EXPORTER_OTLP_PROTOCOL) {
-    case 'grpc':
-      return new (await import('@opentelemetry/exporter-trace-otlp-grpc')).OTLPTraceExporter();
-    case 'http/json':
-      return new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter();
-    case 'http/protobuf':
-      return new (await import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter();
-  }
-}
-
 async function startTracing(config: TracingConfig): Promise<void> {
   const waitForAllMessagesAcknowledged = await registerLoaderHook();
 
-  const [{ startTraceSdk }, { BatchSpanProcessor }, { HttpInstrumentation }, { GrpcInstrumentation }, { PgInstrumentation }, resources] =
+  const [{ samplerOf, spanProcessorOf, startTraceSdk }, { HttpInstrumentation }, { GrpcInstrumentation }, { PgInstrumentation }, resources] =
     await Promise.all([
       import('./tracing-sdk.js'),
-      import('@opentelemetry/sdk-trace'),
       import('@opentelemetry/instrumentation-http'),
       import('@opentelemetry/instrumentation-grpc'),
       import('@opentelemetry/instrumentation-pg'),
@@ -87,16 +54,8 @@ async function startTracing(config: TracingConfig): Promise<void> {
         detectors: [resources.envDetector, resources.hostDetector, resources.osDetector, resources.processDetector, resources.serviceInstanceIdDetector],
       })
       .merge(resources.resourceFromAttributes({ 'service.name': serviceNameOf(config, process.argv[1]) })),
-    sampler: await samplerOf(config),
-    spanProcessors: [
-      new BatchSpanProcessor({
-        exporter: await exporterOf(config),
-        maxQueueSize: config.OTEL_BSP_MAX_QUEUE_SIZE,
-        scheduledDelayMillis: config.OTEL_BSP_SCHEDULE_DELAY,
-        exportTimeoutMillis: config.OTEL_BSP_EXPORT_TIMEOUT,
-        maxExportBatchSize: config.OTEL_BSP_MAX_EXPORT_BATCH_SIZE,
-      }),
-    ],
+    sampler: samplerOf(config),
+    spanProcessors: [await spanProcessorOf(config)],
     instrumentations: [
       // Outgoing requests only (the web app's calls to the OpenID provider). The HTTP edges' SERVER
       // spans come from their fastify hooks (http-server-span.ts): cheaper for unsampled requests,
