@@ -30,6 +30,7 @@ describe('tracing configuration (standard OTEL_* variables)', () => {
     const config = loadTracingConfig({ OTEL_BSP_MAX_QUEUE_SIZE: '4096', OTEL_BSP_SCHEDULE_DELAY: '1000', OTEL_BSP_EXPORT_TIMEOUT: '5000', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '256' });
     expect(config).toMatchObject({ OTEL_BSP_MAX_QUEUE_SIZE: 4096, OTEL_BSP_SCHEDULE_DELAY: 1000, OTEL_BSP_EXPORT_TIMEOUT: 5000, OTEL_BSP_MAX_EXPORT_BATCH_SIZE: 256 });
     expect(loadTracingConfig({}).OTEL_BSP_MAX_QUEUE_SIZE).toBeUndefined();
+    expect(loadTracingConfig({ OTEL_BSP_MAX_QUEUE_SIZE: ' ' }).OTEL_BSP_MAX_QUEUE_SIZE).toBeUndefined();
   });
 
   it('names the service after its entry point unless OTEL_SERVICE_NAME is set', () => {

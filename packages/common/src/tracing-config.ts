@@ -6,8 +6,9 @@ import { env, parseConfig } from './config.js';
  * OTLP endpoint is set; the SDK reads the same variables itself, this schema only makes a wrong
  * value fail the start naming its variable instead of being ignored.
  */
-function positiveInt(max: number) {
-  return z.coerce.number().int().min(1).max(max);
+/** An optional positive integer up to `max`; unset and blank both mean "not configured", as for every optional variable. */
+function optionalPositiveInt(max: number) {
+  return env.optionalText().pipe(z.coerce.number().int().min(1).max(max).optional());
 }
 
 const samplers = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
@@ -22,10 +23,10 @@ export const tracingConfigShape = {
   /** The ratio of new traces sampled (a request that arrives with a sampled `traceparent` stays sampled). */
   OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(0.1),
   /** The batch span processor's bounds (the SDK's defaults when unset): spans queued, ms between exports, ms an export may take, spans an export sends. */
-  OTEL_BSP_MAX_QUEUE_SIZE: positiveInt(100_000).optional(),
-  OTEL_BSP_SCHEDULE_DELAY: positiveInt(600_000).optional(),
-  OTEL_BSP_EXPORT_TIMEOUT: positiveInt(600_000).optional(),
-  OTEL_BSP_MAX_EXPORT_BATCH_SIZE: positiveInt(100_000).optional(),
+  OTEL_BSP_MAX_QUEUE_SIZE: optionalPositiveInt(100_000),
+  OTEL_BSP_SCHEDULE_DELAY: optionalPositiveInt(600_000),
+  OTEL_BSP_EXPORT_TIMEOUT: optionalPositiveInt(600_000),
+  OTEL_BSP_MAX_EXPORT_BATCH_SIZE: optionalPositiveInt(100_000),
 };
 
 export type TracingConfig = z.infer<z.ZodObject<typeof tracingConfigShape>>;
