@@ -8,7 +8,7 @@ import { env, parseConfig } from './config.js';
  */
 /** An optional positive integer up to `max`; unset and blank both mean "not configured", as for every optional variable. */
 function optionalPositiveInt(max: number) {
-  return env.optionalText().pipe(z.coerce.number().int().min(1).max(max).optional());
+  return env.optionalText().pipe(z.coerce.number<string>().int().min(1).max(max).optional());
 }
 
 const samplers = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
