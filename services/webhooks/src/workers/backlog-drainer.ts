@@ -87,14 +87,14 @@ export class BacklogDrainer {
     // What this tick holds replaces what the claimed endpoints held; the shards of other endpoints
     // stay listed until releaseDrained gives them back.
     for (const endpointId of claimed) this.held.delete(endpointId);
-    const holding = new Map<string, Set<number>>();
     for (const { endpointId, shard } of held) {
-      const shards = holding.get(endpointId) ?? new Set<number>();
+      const shards = this.held.get(endpointId) ?? new Set<number>();
       shards.add(shard);
-      holding.set(endpointId, shards);
       this.held.set(endpointId, shards);
     }
-    for (const [endpointId, shards] of holding) {
+    for (const endpointId of claimed) {
+      const shards = this.held.get(endpointId);
+      if (shards === undefined) continue;
       if (this.stopped || pipeline.inFlight >= this.options.maxPending) return;
       const room = Math.min(pipeline.freeSlots(endpointId), this.options.maxPending - pipeline.inFlight);
       if (room <= 0) continue;
