@@ -59,7 +59,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   await app.register(requestIdPlugin);
   await app.register(errorsPlugin);
   await app.register(rateLimitPlugin, { config });
-  await app.register(backendsPlugin, { config, metrics: metrics.grpcClient });
+  await app.register(backendsPlugin, { config, metrics: metrics.grpcClient, taskListStreamReads: metrics.taskListStreamReads });
   await app.register(rateLimitSyncPlugin, { config, metrics: metrics.rateLimitSync, logger: deps.logger });
   await app.register(openApiPlugin);
   await app.register(revocationsPlugin, { metrics: metrics.revocations });

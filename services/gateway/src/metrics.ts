@@ -13,6 +13,8 @@ export interface GatewayMetrics {
   mcp: McpMetrics;
   /** The shared rate limit's sync with the tasks service (plugins/rate-limit-sync.ts). */
   rateLimitSync: RateLimitSyncMetrics;
+  /** Large task lists read with StreamTasks, by how each read was served (clients/shared-task-list.ts). */
+  taskListStreamReads: Counter<'kind'>;
 }
 
 export interface McpMetrics {
@@ -47,6 +49,12 @@ export function gatewayMetrics(registry: Registry): GatewayMetrics {
         registers: [registry],
       }),
     },
+    taskListStreamReads: new Counter({
+      name: 'task_list_stream_reads_total',
+      help: 'Reads of large task lists (StreamTasks) by kind: opened (a call of its own), joined (the call of a read of the same list that came at the same time, its snapshot checked current), detached (a joined read that fell 2 MiB behind and continued on a call of its own).',
+      labelNames: ['kind'],
+      registers: [registry],
+    }),
     rateLimitSync: {
       syncs: new Counter({
         name: 'rate_limit_syncs_total',

@@ -109,3 +109,66 @@ describe('TaskListReader: large lists', () => {
     expect([asked, streams]).toEqual([['0', '8', '8', '9'], ['p', 'p']]);
   });
 });
+
+describe('TaskListReader: reads of one large list at once', () => {
+  /** StreamTasks calls answered (once the reader listens) with `state`'s version and a two-chunk list. */
+  function streams(state: { version: string }, opened: string[]): (request: { projectId?: string }) => StreamTasksCall {
+    return (request) => {
+      opened.push(String(request.projectId));
+      const call = new FakeStreamCall();
+      const version = state.version;
+      setImmediate(() => {
+        call.push(streamChunk(`[${version},`, version));
+        call.push(streamChunk('2]'));
+        call.finish(grpc.status.OK);
+      });
+      return call as unknown as StreamTasksCall;
+    };
+  }
+  const text = async (read: { json: Buffer | Readable | null }): Promise<string> => {
+    const parts: Buffer[] = [];
+    for await (const part of read.json as Readable) parts.push(part as Buffer);
+    return Buffer.concat(parts).toString();
+  };
+
+  it('share one StreamTasks call once a ListTasks call found its snapshot current; a read after its first chunk opens its own', async () => {
+    const state = { version: '8', json: '', streamed: true };
+    const asked: string[] = [];
+    const opened: string[] = [];
+    const kinds: string[] = [];
+    const reader = new TaskListReader(fakeTasks(state, asked), streams(state, opened), 1000, (kind) => kinds.push(kind));
+    // The first read learns the list is streamed; the next ones go straight to StreamTasks.
+    expect(await text(await reader.read('w', 'p'))).toBe('[8,2]');
+    const together = await Promise.all([reader.read('w', 'p'), reader.read('w', 'p'), reader.read('w', 'p')]);
+    expect(await Promise.all(together.map(text))).toEqual(['[8,2]', '[8,2]', '[8,2]']);
+    expect(together.map((read) => read.version)).toEqual(['8', '8', '8']);
+    // One call for the three, and one check (with the snapshot's version) for the two that joined.
+    expect(opened).toEqual(['p', 'p']);
+    expect(asked).toEqual(['0', '8']);
+    expect(kinds).toEqual(['opened', 'opened', 'joined', 'joined']);
+    // Later reads of the same list open a call of their own.
+    expect(await text(await reader.read('w', 'p'))).toBe('[8,2]');
+    expect(opened).toHaveLength(3);
+  });
+
+  it('a read whose check finds the list changed since the shared snapshot reads it on its own call', async () => {
+    const state = { version: '8', json: '', streamed: true };
+    const asked: string[] = [];
+    const opened: string[] = [];
+    const tasks = fakeTasks(state, asked);
+    // The list changes between the shared call's snapshot and the joiner's check.
+    const changing: TasksApi = {
+      ListTasks: (request: ListTasksRequest) => {
+        if (String(request.knownVersion) === '8') state.version = '9';
+        return tasks.ListTasks(request);
+      },
+    } as unknown as TasksApi;
+    const reader = new TaskListReader(changing, streams(state, opened), 1000);
+    await text(await reader.read('w', 'p'));
+    state.version = '8';
+    const [first, second] = await Promise.all([reader.read('w', 'p'), reader.read('w', 'p')]);
+    expect([first.version, second.version]).toEqual(['8', '9']);
+    expect([await text(first), await text(second)]).toEqual(['[8,2]', '[9,2]']);
+    expect(opened).toHaveLength(3);
+  });
+});

@@ -3,6 +3,7 @@ import { LRUCache } from 'lru-cache';
 import type { StreamTasksRequest } from '@tws/proto-types/generated/tasks/v1/StreamTasksRequest';
 import type { TasksApi } from './backends.js';
 import { StreamedTaskList, type StreamTasksCall } from './streamed-task-list.js';
+import { SharedTaskList, type SharedReadKind } from './shared-task-list.js';
 import { SameTickCalls } from './same-tick-calls.js';
 import type { ListTasksResponse__Output } from '@tws/proto-types/generated/tasks/v1/ListTasksResponse';
 
@@ -46,6 +47,10 @@ export interface TaskListRead {
  * A list this replica saw streamed in the last minute is read with StreamTasks at once, unless the
  * client holds a version (a conditional request).
  *
+ * Reads of one large list that come while its StreamTasks call has sent nothing yet share that call
+ * (shared-task-list.ts), once a ListTasks call (coalesced) found its snapshot still current: ten
+ * clients resyncing a 50,000-task list after an outage cost one database walk, not ten.
+ *
  * A client that holds a version itself (its If-None-Match tag) is asked about when this replica holds
  * no newer copy: still current, the answer is `json: null` and nothing is rendered anywhere.
  */
@@ -61,11 +66,16 @@ export class TaskListReader {
   /** Concurrent reads of one list at one known version share a ListTasks call (same-tick-calls.ts). */
   private readonly listCalls = new SameTickCalls<ListTasksResponse__Output>();
 
+  /** Streamed lists that reads may still join (shared-task-list.ts `joinable`), by list. */
+  private readonly sharedLists = new Map<string, SharedTaskList>();
+
   constructor(
     private readonly tasks: TasksApi,
     private readonly openStream: OpenTaskListStream,
     /** How long StreamTasks may take to send its first message (GRPC_DEADLINE_MS). */
     private readonly firstMessageMs: number,
+    /** Counts each streamed read by how it was served (metric `task_list_stream_reads_total`). */
+    private readonly countRead: (kind: SharedReadKind) => void = () => undefined,
   ) {}
 
   /**
@@ -101,14 +111,49 @@ export class TaskListReader {
   /**
    * The list read with StreamTasks, once its first message came (its version, which may be newer
    * than ListTasks's: the ETag names the snapshot sent). A failure before that is the request's.
+   * A call of the same list that has sent nothing yet is joined when its snapshot is current.
    */
   private async streamed(workspaceId: string, projectId: string): Promise<TaskListRead> {
-    const json = new StreamedTaskList(this.openStream({ workspaceId, projectId }), this.firstMessageMs);
+    const key = `${workspaceId}/${projectId}`;
+    const joinable = this.sharedLists.get(key);
+    if (joinable?.joinable === true) {
+      const joined = await this.join(joinable, workspaceId, projectId);
+      if (joined !== null) return joined;
+    }
+    const open = (): StreamedTaskList => new StreamedTaskList(this.openStream({ workspaceId, projectId }), this.firstMessageMs);
+    const shared: SharedTaskList = new SharedTaskList(open(), open, {
+      joiningClosed: () => {
+        if (this.sharedLists.get(key) === shared) this.sharedLists.delete(key);
+      },
+      read: this.countRead,
+    });
+    this.sharedLists.set(key, shared);
+    const json = shared.open();
     try {
-      return { version: await json.version, json };
+      return { version: await shared.version, json };
     } catch (error) {
       json.destroy();
       throw error;
+    }
+  }
+
+  /**
+   * Joins `shared` if its snapshot is the list's current version (asked after this request came, so
+   * it holds every write made before); null when it is not, is too late, or failed: read alone then.
+   */
+  private async join(shared: SharedTaskList, workspaceId: string, projectId: string): Promise<TaskListRead | null> {
+    const ticket = shared.reserve();
+    try {
+      const version = await shared.version.catch(() => null);
+      if (version === null) return null;
+      const answer = await this.listCalls.ask(`${workspaceId}/${projectId}@${version}`, () =>
+        this.tasks.ListTasks({ workspaceId, projectId, knownVersion: version }),
+      );
+      if (!answer.notModified) return null;
+      const json = ticket.attach();
+      return json === null ? null : { version, json };
+    } finally {
+      ticket.cancel();
     }
   }
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import type { Counter } from 'prom-client';
 import type { GrpcClientMetrics, ReadinessCheck } from '@tws/common';
 import {
   connectBackends,
@@ -49,6 +50,8 @@ declare module 'fastify' {
 export interface BackendsOptions {
   config: GatewayConfig;
   metrics: GrpcClientMetrics;
+  /** Counts streamed task list reads by kind (metrics.ts `taskListStreamReads`). */
+  taskListStreamReads: Counter<'kind'>;
 }
 
 /**
@@ -62,7 +65,10 @@ async function backendsPlugin(app: FastifyInstance, options: BackendsOptions): P
   app.decorate('revocationsApi', backends.revocations);
   app.decorate('rateLimitsApi', backends.rateLimits);
   app.decorate('taskReader', new TaskReader(backends.tasks));
-  app.decorate('taskListReader', new TaskListReader(backends.tasks, backends.streamTasks, options.config.GRPC_DEADLINE_MS));
+  app.decorate(
+    'taskListReader',
+    new TaskListReader(backends.tasks, backends.streamTasks, options.config.GRPC_DEADLINE_MS, (kind) => options.taskListStreamReads.inc({ kind })),
+  );
   app.decorate('taskWriter', new TaskWriter(backends.tasks));
   app.decorate('idempotencyApi', backends.idempotency);
   app.decorate('attachmentsApi', backends.attachments);

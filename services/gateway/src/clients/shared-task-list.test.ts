@@ -1,0 +1,144 @@
+import type { Readable } from 'node:stream';
+import * as grpc from '@grpc/grpc-js';
+import { describe, expect, it } from 'vitest';
+import { FakeStreamCall, streamChunk } from '../testing/fake-stream-call.js';
+import { StreamedTaskList, type StreamTasksCall } from './streamed-task-list.js';
+import { joinHeadBytes, maxLagBytes, SharedTaskList, type SharedReadKind } from './shared-task-list.js';
+
+async function readAll(body: Readable): Promise<string> {
+  const parts: Buffer[] = [];
+  for await (const part of body) parts.push(part as Buffer);
+  return Buffer.concat(parts).toString();
+}
+
+const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** A shared list over fake calls: `calls[0]` the shared one, the next ones those a detached read opened. */
+function sharedList(): { shared: SharedTaskList; calls: FakeStreamCall[]; kinds: SharedReadKind[]; closed: () => boolean } {
+  const calls: FakeStreamCall[] = [];
+  const kinds: SharedReadKind[] = [];
+  let joiningClosed = false;
+  const open = (): StreamedTaskList => {
+    const call = new FakeStreamCall();
+    calls.push(call);
+    return new StreamedTaskList(call as unknown as StreamTasksCall, 1000);
+  };
+  const shared = new SharedTaskList(open(), open, { joiningClosed: () => (joiningClosed = true), read: (kind) => kinds.push(kind) });
+  return { shared, calls, kinds, closed: () => joiningClosed };
+}
+
+/** The chunks of a list of `count` numbers, about `size` bytes each. */
+function chunks(count: number, size: number): string[] {
+  return Array.from({ length: count }, (_, index) => `${index === 0 ? '[' : ','}"${String(index).padEnd(size, '.')}"${index === count - 1 ? ']' : ''}`);
+}
+
+function send(call: FakeStreamCall, parts: string[], version: string): void {
+  parts.forEach((part, index) => call.push(streamChunk(part, index === 0 ? version : '0')));
+  call.finish(grpc.status.OK);
+}
+
+describe('SharedTaskList', () => {
+  it('reads that join before the first chunk all get the whole list from one call', async () => {
+    const { shared, calls, kinds, closed } = sharedList();
+    const first = shared.open();
+    expect(shared.joinable).toBe(true);
+    const tickets = [shared.reserve(), shared.reserve()];
+    const parts = chunks(20, 1000);
+    send(calls[0]!, parts, '4');
+    expect(await shared.version).toBe('4');
+    expect(shared.joinable).toBe(false);
+    // The joiners attach after chunks came (their check took a moment): they get the list from its start.
+    await tick();
+    const joined = tickets.map((ticket) => ticket.attach()!);
+    expect(closed()).toBe(true);
+    const bodies = await Promise.all([first, ...joined].map(readAll));
+    for (const body of bodies) expect(body).toBe(parts.join(''));
+    expect(JSON.parse(bodies[0]!)).toHaveLength(20);
+    expect(calls).toHaveLength(1);
+    expect(kinds).toEqual(['opened', 'joined', 'joined']);
+  });
+
+  it('holds the call for joiners once the kept start reaches its bound, and lets it go when they are done', async () => {
+    const { shared, calls } = sharedList();
+    const first = shared.open();
+    first.on('data', () => undefined);
+    const ticket = shared.reserve();
+    const size = 64 * 1024;
+    const parts = chunks(Math.ceil((2 * joinHeadBytes) / size), size);
+    send(calls[0]!, parts, '5');
+    await tick();
+    await tick();
+    // The call stopped near joinHeadBytes, for the joiner still checking.
+    expect(calls[0]!.isPaused()).toBe(true);
+    const joined = ticket.attach()!;
+    expect(await readAll(joined)).toBe(parts.join(''));
+  });
+
+  it('a joiner that gives up, or comes after the start was dropped, gets nothing; the others are unaffected', async () => {
+    const { shared, calls } = sharedList();
+    const first = shared.open();
+    const gaveUp = shared.reserve();
+    const late = shared.reserve();
+    const parts = chunks(5, 100);
+    send(calls[0]!, parts, '6');
+    gaveUp.cancel();
+    expect(gaveUp.attach()).toBeNull();
+    const body = readAll(first);
+    expect(late.attach()).not.toBeNull();
+    expect(await body).toBe(parts.join(''));
+  });
+
+  it('a read that falls more than maxLagBytes behind continues on a call of its own, skipping what it has, and delays nobody', async () => {
+    const { shared, calls, kinds } = sharedList();
+    const fast = shared.open();
+    const slow = shared.reserve().attach()!;
+    const size = 60 * 1024;
+    const parts = chunks(Math.ceil((3 * maxLagBytes) / size), size);
+    send(calls[0]!, parts, '7');
+    // The fast reader reads it all while the slow one reads nothing.
+    expect(await readAll(fast)).toBe(parts.join(''));
+    expect(kinds).toEqual(['opened', 'joined', 'detached']);
+    expect(calls).toHaveLength(2);
+    // Its own call answers the same version: the bytes it already has are skipped.
+    send(calls[1]!, parts, '7');
+    expect(await readAll(slow)).toBe(parts.join(''));
+  });
+
+  it('a detached read whose own call answers another version fails (its response is cut)', async () => {
+    const { shared, calls } = sharedList();
+    const fast = shared.open();
+    const slow = shared.reserve().attach()!;
+    const size = 60 * 1024;
+    const parts = chunks(Math.ceil((3 * maxLagBytes) / size), size);
+    send(calls[0]!, parts, '7');
+    await readAll(fast);
+    send(calls[1]!, parts, '8');
+    await expect(readAll(slow)).rejects.toThrow(/changed \(version 7 → 8\)/);
+  });
+
+  it('cancels the call when its last read goes away, and fails every read when the call fails', async () => {
+    const gone = sharedList();
+    const only = gone.shared.open();
+    gone.calls[0]!.push(streamChunk('[1', '3'));
+    await gone.shared.version;
+    only.destroy();
+    expect(gone.calls[0]!.cancelled).toBe(true);
+
+    const failing = sharedList();
+    const reads = [failing.shared.open(), failing.shared.reserve().attach()!].map(readAll);
+    failing.calls[0]!.push(streamChunk('[1', '3'));
+    failing.calls[0]!.finish(grpc.status.UNAVAILABLE);
+    for (const read of reads) await expect(read).rejects.toMatchObject({ code: grpc.status.UNAVAILABLE });
+  });
+
+  it('keeps the call while a joiner still checks, though the read that opened it went away', async () => {
+    const { shared, calls } = sharedList();
+    const opener = shared.open();
+    const ticket = shared.reserve();
+    opener.destroy();
+    expect(calls[0]!.cancelled).toBe(false);
+    const parts = chunks(3, 10);
+    send(calls[0]!, parts, '2');
+    expect(await readAll(ticket.attach()!)).toBe(parts.join(''));
+  });
+});
