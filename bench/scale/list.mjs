@@ -48,6 +48,18 @@ function checkList(text, size) {
   return null;
 }
 
+/** The gateways' `task_list_stream_reads_total` by kind (opened, joined, detached), summed over replicas. */
+async function streamReads(stack) {
+  const counts = {};
+  for (const gateway of stack.services.instances.filter((instance) => instance.name === 'gateway')) {
+    const text = await (await fetch(`${gateway.opsUrl}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
+    for (const [, kind, value] of text.matchAll(/^task_list_stream_reads_total\{[^}]*kind="(\w+)"[^}]*\} (\S+)$/gm)) counts[kind] = (counts[kind] ?? 0) + Number(value);
+  }
+  return counts;
+}
+
+const since = (before, after) => Object.fromEntries(Object.entries(after).map(([kind, count]) => [kind, count - (before[kind] ?? 0)]));
+
 const summary = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
   return { p50: round(percentile(sorted, 50), 1), max: round(sorted.at(-1) ?? null, 1) };
@@ -68,6 +80,7 @@ async function measureSize(stack, fixture, size) {
   const errors = [];
   let check = 'not checked (no answer)';
   const rss = sampleRss(stack, settings.rssSampleMs);
+  const streamedBefore = await streamReads(stack);
   const cpu = cpuMeter();
   const started = performance.now();
   await Promise.all(
@@ -89,6 +102,8 @@ async function measureSize(stack, fixture, size) {
   const cpuCores = cpu();
   const peaks = rss.stop();
   await pool.close();
+  // Reads of a large list that shared a StreamTasks call (joined) or opened their own.
+  const streamedReads = since(streamedBefore, await streamReads(stack));
   const largest = largestPeak(peaks);
   const row = {
     size,
@@ -104,6 +119,7 @@ async function measureSize(stack, fixture, size) {
     wallSeconds: round(wallMs / 1000, 1),
     // Cores each process used while the lists were read (Postgres: all its backends).
     cpuCores,
+    streamedReads,
     peakRss: peaks,
     largestPeakRss: largest,
     exited: exitsOf(peaks),
@@ -114,7 +130,7 @@ async function measureSize(stack, fixture, size) {
     rss: largest.peakRssMb < targets.rssMb && row.exited.length === 0,
     correct: check === 'ok' && errors.length === 0,
   };
-  log(`list ${size}: ttfb p50 ${row.ttfbMs.p50} / max ${row.ttfbMs.max} ms, total p50 ${row.totalMs.p50} / max ${row.totalMs.max} ms, ${row.bytes} bytes, errors ${row.errors}, check ${check}, peak RSS ${largest.peakRssMb} MB (${largest.service}); cores ${JSON.stringify(cpuCores)}`);
+  log(`list ${size}: ttfb p50 ${row.ttfbMs.p50} / max ${row.ttfbMs.max} ms, total p50 ${row.totalMs.p50} / max ${row.totalMs.max} ms, ${row.bytes} bytes, errors ${row.errors}, check ${check}, peak RSS ${largest.peakRssMb} MB (${largest.service}); streamed reads ${JSON.stringify(streamedReads)}; cores ${JSON.stringify(cpuCores)}`);
   return row;
 }
 

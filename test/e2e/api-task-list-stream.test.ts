@@ -162,6 +162,80 @@ describe('streamed task lists', () => {
     expect(await pollUntil(openSnapshots, (open) => open === 0, { timeoutMs: 10_000 })).toBe(0);
   });
 
+  /** The gateways' `task_list_stream_reads_total` of `kind` (opened, joined, detached). */
+  const streamReads = async (kind: string): Promise<number> => {
+    let total = 0;
+    for (const gateway of inject('stack').services.filter((service) => service.name === 'gateway')) {
+      for (const line of (await (await fetch(`${gateway.opsUrl}/metrics`)).text()).split('\n')) {
+        if (line.startsWith('task_list_stream_reads_total{') && line.includes(`kind="${kind}"`)) total += Number(line.split(' ').pop());
+      }
+    }
+    return total;
+  };
+
+  it('reads of one list that come together share one snapshot, each checked current, and each gets the whole list', async () => {
+    const project = await largeProject(5_000, 0, 0);
+    const expected = await renderedList(db, project.id);
+    // The first read learns that the list is streamed; reads after it go straight to StreamTasks.
+    expect(await (await fetch(listUrl(project.id), { headers: headers() })).text()).toBe(expected.json);
+    // Reads sent together join the first one's call, unless the machine spreads them out: a few tries.
+    let joined = 0;
+    for (let attempt = 0; attempt < 5 && joined === 0; attempt++) {
+      const before = { joined: await streamReads('joined'), ok: await streamsEnded('OK') };
+      const responses = await Promise.all(Array.from({ length: 6 }, () => fetch(listUrl(project.id), { headers: headers() })));
+      for (const response of responses) expect(response.headers.get('etag')).toBe(`"l${expected.version}"`);
+      const bodies = await Promise.all(responses.map((response) => response.text()));
+      for (const body of bodies) expect(body === expected.json).toBe(true);
+      joined = (await streamReads('joined')) - before.joined;
+      // Every read that joined is one StreamTasks call fewer.
+      expect((await streamsEnded('OK')) - before.ok).toBe(6 - joined);
+    }
+    expect(joined).toBeGreaterThan(0);
+    expect(await pollUntil(openSnapshots, (open) => open === 0, { timeoutMs: 10_000 })).toBe(0);
+  });
+
+  /** Reads of `project` sent together until one pair shares a call: the pair's responses, the other reads drained. */
+  const sharedPair = async (project: CreatedProject): Promise<[Response, Response]> => {
+    await (await fetch(listUrl(project.id), { headers: headers() })).arrayBuffer();
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const before = await streamReads('joined');
+      const pair = await Promise.all([fetch(listUrl(project.id), { headers: headers() }), fetch(listUrl(project.id), { headers: headers() })]);
+      if ((await streamReads('joined')) > before) return pair;
+      await Promise.all(pair.map((response) => response.arrayBuffer()));
+    }
+    throw new Error('no two reads of the list shared a call in 5 tries');
+  };
+
+  it('a read whose client stops reading delays the others a moment at most, then finishes on a call of its own', async () => {
+    // ~25 MB: more than the socket buffers between the gateway and a client that stopped reading.
+    const project = await largeProject(4_000, 2, 12_000);
+    const expected = await renderedList(db, project.id);
+    const detachedBefore = await streamReads('detached');
+    const [reading, stopped] = await sharedPair(project);
+    // One client reads the whole list while the other reads nothing.
+    expect((await reading.text()) === expected.json).toBe(true);
+    expect(await streamReads('detached')).toBe(detachedBefore + 1);
+    // The one that stopped reads on: the same bytes, from its own call of the same snapshot version.
+    expect((await stopped.text()) === expected.json).toBe(true);
+    expect(await pollUntil(openSnapshots, (open) => open === 0, { timeoutMs: 10_000 })).toBe(0);
+  });
+
+  it('a detached read is cut, not completed with another version, when the list changed meanwhile', async () => {
+    const project = await largeProject(4_000, 2, 12_000);
+    const expected = await renderedList(db, project.id);
+    const [reading, stopped] = await sharedPair(project);
+    // A write lands while both are behind: the shared snapshot is from before it.
+    const reader = reading.body!.getReader();
+    const parts: Uint8Array[] = [(await reader.read()).value!];
+    const last = (JSON.parse(expected.json) as ListedTask[]).at(-1)!;
+    await patchTask(fx.key, last.id, { name: 'Renamed while a reader had stopped' });
+    // One client reads on; the other, which reads nothing, is detached onto a call that sees the write.
+    for (let part = await reader.read(); !part.done; part = await reader.read()) parts.push(part.value);
+    expect(Buffer.concat(parts).toString() === expected.json).toBe(true);
+    await expect(stopped.text()).rejects.toThrow();
+    expect(await pollUntil(openSnapshots, (open) => open === 0, { timeoutMs: 10_000 })).toBe(0);
+  });
+
   it('each section is one index walk read through a cursor, never a sort, also on statistics from before the section grew', async () => {
     // Statistics taken while the section was empty: the planner expects a few rows (as after a bulk import, before autovacuum).
     const project = await createProject(fx.key);

@@ -88,7 +88,7 @@ describe('SharedTaskList', () => {
     expect(await body).toBe(parts.join(''));
   });
 
-  it('a read that falls more than maxLagBytes behind continues on a call of its own, skipping what it has, and delays nobody', async () => {
+  it('a read that stops while more than maxLagBytes behind is detached after maxHoldMs onto a call of its own, skipping what it has', async () => {
     const { shared, calls, kinds } = sharedList();
     const fast = shared.open();
     const slow = shared.reserve().attach()!;
@@ -102,6 +102,32 @@ describe('SharedTaskList', () => {
     // Its own call answers the same version: the bytes it already has are skipped.
     send(calls[1]!, parts, '7');
     expect(await readAll(slow)).toBe(parts.join(''));
+  });
+
+  it('a slower read holds the call once maxLagBytes behind (this process holds no more), and is not detached while it keeps reading', async () => {
+    const { shared, calls, kinds } = sharedList();
+    const fast = shared.open();
+    const slow = shared.reserve().attach()!;
+    const size = 60 * 1024;
+    const parts = chunks(Math.ceil((3 * maxLagBytes) / size), size);
+    send(calls[0]!, parts, '7');
+    let mostBehind = 0;
+    const slowly = (async (): Promise<string> => {
+      const got: Buffer[] = [];
+      // Each part is everything buffered for this read when it took it.
+      for await (const part of slow) {
+        mostBehind = Math.max(mostBehind, (part as Buffer).length);
+        got.push(part as Buffer);
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+      return Buffer.concat(got).toString();
+    })();
+    const [fastBody, slowBody] = await Promise.all([readAll(fast), slowly]);
+    expect([fastBody, slowBody]).toEqual([parts.join(''), parts.join('')]);
+    expect(mostBehind).toBeGreaterThan(maxLagBytes - 2 * size);
+    expect(mostBehind).toBeLessThanOrEqual(maxLagBytes + size);
+    expect(kinds).toEqual(['opened', 'joined']);
+    expect(calls).toHaveLength(1);
   });
 
   it('a detached read whose own call answers another version fails (its response is cut)', async () => {

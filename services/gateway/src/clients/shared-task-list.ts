@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import { streamedListHighWaterMark, type StreamedTaskList } from './streamed-task-list.js';
 
@@ -8,10 +9,15 @@ import { streamedListHighWaterMark, type StreamedTaskList } from './streamed-tas
 export const joinHeadBytes = 1024 * 1024;
 /**
  * How far (bytes buffered and not yet taken by its client) a read of a shared list may fall behind
- * the call before it is given a call of its own: the call goes at the pace of its fastest read, so
- * this bounds what one slow or stalled client holds here, and it never holds the others back.
+ * the others: within it the call goes at the pace of its fastest read; a read further behind holds
+ * the call (so one slow or stalled client makes this process hold at most this much per list).
  */
 export const maxLagBytes = 2 * 1024 * 1024;
+/**
+ * How long in all a read more than `maxLagBytes` behind may hold the call while another read waits
+ * for data; then it is detached onto a call of its own.
+ */
+export const maxHoldMs = 500;
 
 /** Opens a new StreamTasks call of the same list (a read that fell behind continues on it). */
 export type ReopenTaskList = () => StreamedTaskList;
@@ -29,10 +35,11 @@ export interface JoinTicket {
 /**
  * One StreamTasks call (one snapshot) read by every read of the same list that joined it: each
  * chunk is pushed to all of them (the same Buffer, never copied). The call goes at the pace of its
- * fastest read; a read that falls more than `maxLagBytes` behind is detached onto a call of its
- * own, which skips the bytes it already has and must answer the same version (else that read is
- * cut, as a failed stream is). So a client that stops reading holds at most `maxLagBytes` here and
- * delays nobody.
+ * fastest read as long as no read is more than `maxLagBytes` behind; a read further behind holds it,
+ * and once it has held the others up for `maxHoldMs` in all, it is detached onto a call of its own,
+ * which skips the bytes it already has and must answer the same version (else that read is cut, as a
+ * failed stream is). So a client that stops reading costs this process at most `maxLagBytes` and the
+ * others at most `maxHoldMs`.
  *
  * Reads join only while the call has sent nothing (`joinable`), and each joiner's caller checks that
  * the snapshot is still the list's current version before it attaches (a joiner's request may have
@@ -51,6 +58,10 @@ export class SharedTaskList {
   private holding = false;
   private ended = false;
   private failed = false;
+  /** Since when reads more than `maxLagBytes` behind (`holders`) hold the call while another waits. */
+  private holdSince: number | undefined;
+  private holders: SharedListRead[] = [];
+  private holdTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly source: StreamedTaskList,
@@ -61,11 +72,13 @@ export class SharedTaskList {
     source.on('data', (chunk: Buffer) => this.onChunk(chunk));
     source.on('end', () => {
       this.ended = true;
+      clearTimeout(this.holdTimer);
       for (const read of this.reads) read.push(null);
       this.closeJoiningIfDone();
     });
     source.on('error', (error: Error) => {
       this.failed = true;
+      clearTimeout(this.holdTimer);
       for (const read of [...this.reads]) read.destroy(error);
       this.closeJoining();
     });
@@ -103,6 +116,7 @@ export class SharedTaskList {
           if (this.ended) read.push(null);
         }
         this.closeJoiningIfDone();
+        this.pace();
         return read;
       },
       cancel: () => {
@@ -111,15 +125,21 @@ export class SharedTaskList {
     };
   }
 
-  /** A read's client wants more: the call flows again. */
+  /** A read's client wants more. */
   resume(): void {
-    if (!this.ended && !this.failed && !this.holding) this.source.resume();
+    this.pace();
+  }
+
+  /** A read's client took some of its buffer: if it was holding the call, it may flow again. */
+  taken(read: SharedListRead): void {
+    if (this.holders.includes(read) && read.readableLength <= maxLagBytes) this.pace();
   }
 
   /** A read went away (its client did): the call is cancelled once nothing reads or waits to join it. */
   leave(read: SharedListRead): void {
     if (!this.reads.delete(read)) return;
     this.stopIfUnread();
+    this.pace();
   }
 
   private add(read: SharedListRead): SharedListRead {
@@ -135,17 +155,49 @@ export class SharedTaskList {
       this.closeJoiningIfDone();
       if (this.head !== undefined && this.headBytes >= joinHeadBytes) this.holding = true;
     }
-    let wanted = false;
-    for (const read of this.reads) if (read.deliver(chunk)) wanted = true;
+    for (const read of this.reads) read.deliver(chunk);
+    this.stopIfUnread();
+    this.pace();
+  }
+
+  /**
+   * Whether the call flows: while a read wants data (its client asked for more), no read
+   * is more than `maxLagBytes` behind and no joiner is awaited past `joinHeadBytes`. Time a read
+   * further behind holds the call while another wants data is counted against it; past `maxHoldMs`
+   * it is detached.
+   */
+  private pace(): void {
+    const now = performance.now();
+    if (this.holdSince !== undefined) {
+      for (const read of this.holders) read.heldOthersMs += now - this.holdSince;
+      this.holdSince = undefined;
+      this.holders = [];
+    }
+    clearTimeout(this.holdTimer);
+    this.holdTimer = undefined;
+    if (this.ended || this.failed) return;
     for (const read of [...this.reads]) {
-      if (read.readableLength > maxLagBytes) {
+      if (read.heldOthersMs >= maxHoldMs) {
         this.reads.delete(read);
         this.events.read('detached');
         read.detach(this.reopen(), this.version);
       }
     }
-    if (!wanted || this.reads.size === 0 || this.holding) this.source.pause();
-    this.stopIfUnread();
+    const reads = [...this.reads];
+    const behind = reads.filter((read) => read.readableLength > maxLagBytes);
+    const wanting = reads.some((read) => read.wants);
+    if (!wanting || behind.length > 0 || this.holding) {
+      this.source.pause();
+      if (wanting && behind.length > 0 && !this.holding) {
+        this.holdSince = now;
+        this.holders = behind;
+        const left = maxHoldMs - Math.max(...behind.map((read) => read.heldOthersMs));
+        this.holdTimer = setTimeout(() => this.pace(), Math.max(1, Math.ceil(left)));
+        this.holdTimer.unref();
+      }
+    } else {
+      this.source.resume();
+    }
   }
 
   /** Nothing joins after the first chunk; the start is dropped once no joiner waits for it. */
@@ -158,11 +210,9 @@ export class SharedTaskList {
     this.head = undefined;
     this.headBytes = 0;
     this.events.joiningClosed();
-    if (this.holding) {
-      this.holding = false;
-      this.resume();
-    }
+    this.holding = false;
     this.stopIfUnread();
+    this.pace();
   }
 
   private stopIfUnread(): void {
@@ -177,6 +227,10 @@ export class SharedTaskList {
 export class SharedListRead extends Readable {
   /** Bytes of the list pushed to this read so far. */
   private delivered = 0;
+  /** Its client asked for more (`_read`) and nothing was pushed since. */
+  wants = false;
+  /** How long this read, more than `maxLagBytes` behind, held the shared call while another read waited. */
+  heldOthersMs = 0;
   /** Where this read's chunks come from: the shared call, or (`detach`) its own once checked. */
   private from: 'shared' | 'checking' | StreamedTaskList = 'shared';
   private own: StreamedTaskList | undefined;
@@ -188,6 +242,7 @@ export class SharedListRead extends Readable {
   /** Pushes a chunk of the shared call; false when this read's buffer is full. */
   deliver(chunk: Buffer): boolean {
     this.delivered += chunk.length;
+    this.wants = false;
     return this.push(chunk);
   }
 
@@ -227,7 +282,14 @@ export class SharedListRead extends Readable {
     own.on('error', (error: Error) => this.destroy(error));
   }
 
+  override read(size?: number): unknown {
+    const taken: unknown = super.read(size);
+    if (this.from === 'shared') this.shared.taken(this);
+    return taken;
+  }
+
   override _read(): void {
+    this.wants = true;
     if (this.from === 'shared') this.shared.resume();
     else if (this.from !== 'checking') this.from.resume();
   }
