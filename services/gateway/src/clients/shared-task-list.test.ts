@@ -38,17 +38,25 @@ function send(call: FakeStreamCall, parts: string[], version: string): void {
 }
 
 describe('SharedTaskList', () => {
-  it('reads that join before the first chunk all get the whole list from one call', async () => {
+  it('reads that join before joinHeadBytes came all get the whole list from one call', async () => {
     const { shared, calls, kinds, closed } = sharedList();
     const first = shared.open();
     expect(shared.joinable).toBe(true);
-    const tickets = [shared.reserve(), shared.reserve()];
+    const tickets = [shared.reserve()];
     const parts = chunks(20, 1000);
-    send(calls[0]!, parts, '4');
+    calls[0]!.push(streamChunk(parts[0]!, '4'));
+    calls[0]!.push(streamChunk(parts[1]!));
     expect(await shared.version).toBe('4');
-    expect(shared.joinable).toBe(false);
-    // The joiners attach after chunks came (their check took a moment): they get the list from its start.
     await tick();
+    // Less than joinHeadBytes has come: more reads may still join.
+    expect(shared.joinable).toBe(true);
+    tickets.push(shared.reserve());
+    send(calls[0]!, parts.slice(2), '0');
+    await tick();
+    // The list ended: nothing joins any more, and the start is kept only for the two still checking.
+    expect(shared.joinable).toBe(false);
+    expect(closed()).toBe(false);
+    // The joiners attach after chunks came (their check took a moment): they get the list from its start.
     const joined = tickets.map((ticket) => ticket.attach()!);
     expect(closed()).toBe(true);
     const bodies = await Promise.all([first, ...joined].map(readAll));
@@ -147,8 +155,12 @@ describe('SharedTaskList', () => {
     const only = gone.shared.open();
     gone.calls[0]!.push(streamChunk('[1', '3'));
     await gone.shared.version;
+    expect(gone.shared.joinable).toBe(true);
     only.destroy();
     expect(gone.calls[0]!.cancelled).toBe(true);
+    // A read that comes now opens a call of its own.
+    expect(gone.shared.joinable).toBe(false);
+    expect(gone.closed()).toBe(true);
 
     const failing = sharedList();
     const reads = [failing.shared.open(), failing.shared.reserve().attach()!].map(readAll);

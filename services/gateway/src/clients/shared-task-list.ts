@@ -3,8 +3,9 @@ import { Readable } from 'node:stream';
 import { streamedListHighWaterMark, type StreamedTaskList } from './streamed-task-list.js';
 
 /**
- * Bytes of a shared list's start kept for reads still checking that its snapshot is current
- * (`SharedTaskList.reserve`): past it the call waits for them (one small gRPC call each, coalesced).
+ * Bytes of a shared list's start kept so that reads of the same list may join it: reads join while
+ * less has come, and past it the call waits for those still checking that its snapshot is current
+ * (one small gRPC call each, coalesced).
  */
 export const joinHeadBytes = 1024 * 1024;
 /**
@@ -41,10 +42,11 @@ export interface JoinTicket {
  * failed stream is). So a client that stops reading costs this process at most `maxLagBytes` and the
  * others at most `maxHoldMs`.
  *
- * Reads join only while the call has sent nothing (`joinable`), and each joiner's caller checks that
- * the snapshot is still the list's current version before it attaches (a joiner's request may have
- * come after the snapshot was taken, after a write it made). The chunks received so far are kept for
- * them until the last has attached or given up; past `joinHeadBytes` the call waits for them.
+ * Reads join while less than `joinHeadBytes` of the list has come (`joinable`), and each joiner's
+ * caller checks that the snapshot is still the list's current version before it attaches (a
+ * joiner's request may have come after the snapshot was taken, after a write it made). The chunks
+ * received so far are kept for them, and a joiner starts with them; past `joinHeadBytes` they are
+ * dropped once no joiner is still checking (the call waits for those).
  */
 export class SharedTaskList {
   readonly version: Promise<string>;
@@ -52,12 +54,12 @@ export class SharedTaskList {
   /** Every chunk received so far, while joiners may still attach (undefined after). */
   private head: Buffer[] | undefined = [];
   private headBytes = 0;
-  private received = 0;
   private reserved = 0;
   /** Paused until the joiners attached: the start kept for them reached `joinHeadBytes`. */
   private holding = false;
   private ended = false;
-  private failed = false;
+  /** The call failed, or was cancelled because nothing reads it any more. */
+  private stopped = false;
   /** Since when reads more than `maxLagBytes` behind (`holders`) hold the call while another waits. */
   private holdSince: number | undefined;
   private holders: SharedListRead[] = [];
@@ -77,16 +79,16 @@ export class SharedTaskList {
       this.closeJoiningIfDone();
     });
     source.on('error', (error: Error) => {
-      this.failed = true;
+      this.stopped = true;
       clearTimeout(this.holdTimer);
       for (const read of [...this.reads]) read.destroy(error);
       this.closeJoining();
     });
   }
 
-  /** True while new reads may join: the call has sent nothing yet and has not failed. */
+  /** True while new reads may join: less than `joinHeadBytes` has come, and the call has not ended. */
   get joinable(): boolean {
-    return this.head !== undefined && this.received === 0 && !this.failed;
+    return this.head !== undefined && this.headBytes < joinHeadBytes && !this.ended && !this.stopped;
   }
 
   /** The read of the request that opened the call (its snapshot is taken after that request came). */
@@ -109,7 +111,7 @@ export class SharedTaskList {
       attach: () => {
         if (!settle()) return null;
         const head = this.head;
-        const read = head === undefined || this.failed ? null : this.add(new SharedListRead(this));
+        const read = head === undefined || this.stopped ? null : this.add(new SharedListRead(this));
         if (read !== null && head !== undefined) {
           this.events.read('joined');
           for (const chunk of head) read.deliver(chunk);
@@ -148,7 +150,6 @@ export class SharedTaskList {
   }
 
   private onChunk(chunk: Buffer): void {
-    this.received += chunk.length;
     if (this.head !== undefined) {
       this.head.push(chunk);
       this.headBytes += chunk.length;
@@ -175,7 +176,7 @@ export class SharedTaskList {
     }
     clearTimeout(this.holdTimer);
     this.holdTimer = undefined;
-    if (this.ended || this.failed) return;
+    if (this.ended || this.stopped) return;
     for (const read of [...this.reads]) {
       if (read.heldOthersMs >= maxHoldMs) {
         this.reads.delete(read);
@@ -200,9 +201,9 @@ export class SharedTaskList {
     }
   }
 
-  /** Nothing joins after the first chunk; the start is dropped once no joiner waits for it. */
+  /** The start is dropped once no read may join any more and no joiner waits for it. */
   private closeJoiningIfDone(): void {
-    if (this.reserved === 0 && (this.received > 0 || this.ended || this.failed)) this.closeJoining();
+    if (this.reserved === 0 && (this.headBytes >= joinHeadBytes || this.ended || this.stopped)) this.closeJoining();
   }
 
   private closeJoining(): void {
@@ -215,8 +216,13 @@ export class SharedTaskList {
     this.pace();
   }
 
+  /** Cancels the call once nothing reads it and no joiner waits for its start; nothing joins it after. */
   private stopIfUnread(): void {
-    if (this.reads.size === 0 && (this.head === undefined || this.reserved === 0) && !this.ended) this.source.destroy();
+    if (this.reads.size > 0 || this.ended || this.stopped || (this.head !== undefined && this.reserved > 0)) return;
+    this.stopped = true;
+    clearTimeout(this.holdTimer);
+    this.source.destroy();
+    this.closeJoining();
   }
 }
 

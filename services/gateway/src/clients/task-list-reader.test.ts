@@ -131,7 +131,7 @@ describe('TaskListReader: reads of one large list at once', () => {
     return Buffer.concat(parts).toString();
   };
 
-  it('share one StreamTasks call once a ListTasks call found its snapshot current; a read after its first chunk opens its own', async () => {
+  it('share one StreamTasks call once a ListTasks call asked after they came found its snapshot current; a read after it ended opens its own', async () => {
     const state = { version: '8', json: '', streamed: true };
     const asked: string[] = [];
     const opened: string[] = [];
@@ -142,9 +142,9 @@ describe('TaskListReader: reads of one large list at once', () => {
     const together = await Promise.all([reader.read('w', 'p'), reader.read('w', 'p'), reader.read('w', 'p')]);
     expect(await Promise.all(together.map(text))).toEqual(['[8,2]', '[8,2]', '[8,2]']);
     expect(together.map((read) => read.version)).toEqual(['8', '8', '8']);
-    // One call for the three, and one check (with the snapshot's version) for the two that joined.
+    // One call for the three, and one check of the list's version (coalesced) for the two that joined.
     expect(opened).toEqual(['p', 'p']);
-    expect(asked).toEqual(['0', '8']);
+    expect(asked).toEqual(['0', '0']);
     expect(kinds).toEqual(['opened', 'opened', 'joined', 'joined']);
     // Later reads of the same list open a call of their own.
     expect(await text(await reader.read('w', 'p'))).toBe('[8,2]');
@@ -157,18 +157,26 @@ describe('TaskListReader: reads of one large list at once', () => {
     const opened: string[] = [];
     const tasks = fakeTasks(state, asked);
     // The list changes between the shared call's snapshot and the joiner's check.
+    let change: Partial<typeof state> | undefined;
     const changing: TasksApi = {
       ListTasks: (request: ListTasksRequest) => {
-        if (String(request.knownVersion) === '8') state.version = '9';
+        if (change !== undefined) Object.assign(state, change);
+        change = undefined;
         return tasks.ListTasks(request);
       },
     } as unknown as TasksApi;
     const reader = new TaskListReader(changing, streams(state, opened), 1000);
     await text(await reader.read('w', 'p'));
-    state.version = '8';
+    change = { version: '9' };
     const [first, second] = await Promise.all([reader.read('w', 'p'), reader.read('w', 'p')]);
     expect([first.version, second.version]).toEqual(['8', '9']);
     expect([await text(first), await text(second)]).toEqual(['[8,2]', '[9,2]']);
     expect(opened).toHaveLength(3);
+
+    // The list became small meanwhile: the joiner gets it whole, as any read of it would.
+    change = { version: '10', json: '[1]', streamed: false };
+    const [opener, small] = await Promise.all([reader.read('w', 'p'), reader.read('w', 'p')]);
+    expect(small).toEqual({ version: '10', json: Buffer.from('[1]') });
+    expect(await text(opener)).toBe('[9,2]');
   });
 });

@@ -138,18 +138,20 @@ export class TaskListReader {
   }
 
   /**
-   * Joins `shared` if its snapshot is the list's current version (asked after this request came, so
-   * it holds every write made before); null when it is not, is too late, or failed: read alone then.
+   * Joins `shared` if its snapshot is at least the list's version asked after this request came (so
+   * it holds every write made before it); null when it is older, too late, or failed: read alone
+   * then. The version is asked while the shared call's first message is awaited, not after it.
    */
   private async join(shared: SharedTaskList, workspaceId: string, projectId: string): Promise<TaskListRead | null> {
     const ticket = shared.reserve();
     try {
-      const version = await shared.version.catch(() => null);
-      if (version === null) return null;
-      const answer = await this.listCalls.ask(`${workspaceId}/${projectId}@${version}`, () =>
-        this.tasks.ListTasks({ workspaceId, projectId, knownVersion: version }),
-      );
-      if (!answer.notModified) return null;
+      const [version, current] = await Promise.all([
+        shared.version.catch(() => null),
+        this.listCalls.ask(`${workspaceId}/${projectId}@0`, () => this.tasks.ListTasks({ workspaceId, projectId, knownVersion: '0' })),
+      ]);
+      // The list has become small since: answered whole, as any read of it is.
+      if (!current.streamed && !current.notModified) return { version: current.version, json: current.tasksJson };
+      if (version === null || BigInt(version) < BigInt(current.version)) return null;
       const json = ticket.attach();
       return json === null ? null : { version, json };
     } finally {
