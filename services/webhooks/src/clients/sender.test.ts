@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestPki, setDnsRecord, startTestDnsServer, type TestDnsServer, type TestPki } from '@tws/devstack';
 import { parseCidrList } from './address-guard.js';
 import { HostVetter } from './host-vetting.js';
-import { WebhookSender } from './sender.js';
+import { maxKeepAlivePools, WebhookSender } from './sender.js';
 import { verifySignature } from '../domain/signing/signature.js';
 import { verifyStandard } from '../domain/signing/standard-webhooks.js';
 
@@ -79,6 +79,35 @@ describe('HostVetter and WebhookSender', () => {
     const standard = { 'webhook-id': 'evt_1', 'webhook-timestamp': String(stamp), 'webhook-signature': String(request.headers['webhook-signature']) };
     expect(verifyStandard('k', request.body, standard)).toBe(true);
     expect(request.body.equals(body)).toBe(true);
+  });
+
+  it('keeps at most maxKeepAlivePools endpoints\' connections open, closing the least recently used', async () => {
+    behaviour = (_path, response) => response.end('ok');
+    const open = new Set<unknown>();
+    let connections = 0;
+    const opened = (socket: { once: (event: 'close', listener: () => void) => void }): void => {
+      connections += 1;
+      open.add(socket);
+      socket.once('close', () => open.delete(socket));
+    };
+    server.on('secureConnection', opened);
+    try {
+      const endpoints = Array.from({ length: maxKeepAlivePools + 30 }, (_, index) => `pool-${index}`);
+      for (const endpointId of endpoints) {
+        expect(await sender.send({ endpointId, url: `https://p.${domain}:${port}/many`, eventType: 'task.created', eventId: 'evt_1', secret: 'k', body })).toMatchObject({
+          outcome: 'succeeded',
+        });
+      }
+      expect(connections).toBe(endpoints.length);
+      // The 30 least recently used pools were closed: their connections end.
+      for (let waited = 0; open.size > maxKeepAlivePools && waited < 5_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(open.size).toBe(maxKeepAlivePools);
+      // The most recently used endpoint's connection is still kept alive: no new connection for it.
+      await sender.send({ endpointId: endpoints.at(-1)!, url: `https://p.${domain}:${port}/many`, eventType: 'task.created', eventId: 'evt_1', secret: 'k', body });
+      expect(connections).toBe(endpoints.length);
+    } finally {
+      server.off('secureConnection', opened);
+    }
   });
 
   it('does not follow redirects, and non-2xx fails', async () => {
