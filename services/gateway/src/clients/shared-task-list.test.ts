@@ -37,6 +37,17 @@ function send(call: FakeStreamCall, parts: string[], version: string): void {
   call.finish(grpc.status.OK);
 }
 
+/** A list of 3 × maxLagBytes at version 7 read by the read that opened the call and one that joined it. */
+function twoReads(): ReturnType<typeof sharedList> & { fast: Readable; slow: Readable; size: number; parts: string[] } {
+  const list = sharedList();
+  const fast = list.shared.open();
+  const slow = list.shared.reserve().attach()!;
+  const size = 60 * 1024;
+  const parts = chunks(Math.ceil((3 * maxLagBytes) / size), size);
+  send(list.calls[0]!, parts, '7');
+  return { ...list, fast, slow, size, parts };
+}
+
 describe('SharedTaskList', () => {
   it('reads that join before joinHeadBytes came all get the whole list from one call', async () => {
     const { shared, calls, kinds, closed } = sharedList();
@@ -97,12 +108,7 @@ describe('SharedTaskList', () => {
   });
 
   it('a read that stops while more than maxLagBytes behind is detached after maxHoldMs onto a call of its own, skipping what it has', async () => {
-    const { shared, calls, kinds } = sharedList();
-    const fast = shared.open();
-    const slow = shared.reserve().attach()!;
-    const size = 60 * 1024;
-    const parts = chunks(Math.ceil((3 * maxLagBytes) / size), size);
-    send(calls[0]!, parts, '7');
+    const { calls, kinds, fast, slow, parts } = twoReads();
     // The fast reader reads it all while the slow one reads nothing.
     expect(await readAll(fast)).toBe(parts.join(''));
     expect(kinds).toEqual(['opened', 'joined', 'detached']);
@@ -113,12 +119,7 @@ describe('SharedTaskList', () => {
   });
 
   it('a slower read holds the call once maxLagBytes behind (this process holds no more), and is not detached while it keeps reading', async () => {
-    const { shared, calls, kinds } = sharedList();
-    const fast = shared.open();
-    const slow = shared.reserve().attach()!;
-    const size = 60 * 1024;
-    const parts = chunks(Math.ceil((3 * maxLagBytes) / size), size);
-    send(calls[0]!, parts, '7');
+    const { calls, kinds, fast, slow, size, parts } = twoReads();
     let mostBehind = 0;
     const slowly = (async (): Promise<string> => {
       const got: Buffer[] = [];
@@ -139,12 +140,7 @@ describe('SharedTaskList', () => {
   });
 
   it('a detached read whose own call answers another version fails (its response is cut)', async () => {
-    const { shared, calls } = sharedList();
-    const fast = shared.open();
-    const slow = shared.reserve().attach()!;
-    const size = 60 * 1024;
-    const parts = chunks(Math.ceil((3 * maxLagBytes) / size), size);
-    send(calls[0]!, parts, '7');
+    const { calls, fast, slow, parts } = twoReads();
     await readAll(fast);
     send(calls[1]!, parts, '8');
     await expect(readAll(slow)).rejects.toThrow(/changed \(version 7 → 8\)/);
