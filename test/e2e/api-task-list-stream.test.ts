@@ -223,15 +223,18 @@ describe('streamed task lists', () => {
   it('a detached read is cut, not completed with another version, when the list changed meanwhile', async () => {
     const project = await largeProject(4_000, 2, 12_000);
     const expected = await renderedList(db, project.id);
+    const last = (JSON.parse(expected.json) as ListedTask[]).at(-1)!;
+    const detachedBefore = await streamReads('detached');
     const [reading, stopped] = await sharedPair(project);
     // A write lands while both are behind: the shared snapshot is from before it.
-    const reader = reading.body!.getReader();
-    const parts: Uint8Array[] = [(await reader.read()).value!];
-    const last = (JSON.parse(expected.json) as ListedTask[]).at(-1)!;
     await patchTask(fx.key, last.id, { name: 'Renamed while a reader had stopped' });
+    expect(await streamReads('detached')).toBe(detachedBefore);
+    const reader = reading.body!.getReader();
+    const parts: Uint8Array[] = [];
     // One client reads on; the other, which reads nothing, is detached onto a call that sees the write.
     for (let part = await reader.read(); !part.done; part = await reader.read()) parts.push(part.value);
     expect(Buffer.concat(parts).toString() === expected.json).toBe(true);
+    expect(await streamReads('detached')).toBe(detachedBefore + 1);
     await expect(stopped.text()).rejects.toThrow();
     expect(await pollUntil(openSnapshots, (open) => open === 0, { timeoutMs: 10_000 })).toBe(0);
   });

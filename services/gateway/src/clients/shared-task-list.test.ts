@@ -175,4 +175,19 @@ describe('SharedTaskList', () => {
     send(calls[0]!, parts, '2');
     expect(await readAll(ticket.attach()!)).toBe(parts.join(''));
   });
+
+  it('cancels the call when the read that opened it went away and the last joiner gave up', async () => {
+    const { shared, calls, closed } = sharedList();
+    const opener = shared.open();
+    const ticket = shared.reserve();
+    calls[0]!.push(streamChunk('[1', '3'));
+    await shared.version;
+    opener.destroy();
+    expect(calls[0]!.cancelled).toBe(false);
+    // Its check found the list changed: nothing reads the call any more.
+    ticket.cancel();
+    expect(calls[0]!.cancelled).toBe(true);
+    expect(shared.joinable).toBe(false);
+    expect(closed()).toBe(true);
+  });
 });

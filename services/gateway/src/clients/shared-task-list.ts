@@ -118,11 +118,14 @@ export class SharedTaskList {
           if (this.ended) read.push(null);
         }
         this.closeJoiningIfDone();
+        this.stopIfUnread();
         this.pace();
         return read;
       },
       cancel: () => {
-        if (settle()) this.closeJoiningIfDone();
+        if (!settle()) return;
+        this.closeJoiningIfDone();
+        this.stopIfUnread();
       },
     };
   }
