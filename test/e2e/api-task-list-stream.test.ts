@@ -220,7 +220,7 @@ describe('streamed task lists', () => {
     expect(await pollUntil(openSnapshots, (open) => open === 0, { timeoutMs: 10_000 })).toBe(0);
   });
 
-  it('a detached read is cut, not completed with another version, when the list changed meanwhile', async () => {
+  it('a detached read never mixes versions: when the list changed meanwhile it is cut, not completed', async () => {
     const project = await largeProject(4_000, 2, 12_000);
     const expected = await renderedList(db, project.id);
     const last = (JSON.parse(expected.json) as ListedTask[]).at(-1)!;
@@ -228,14 +228,15 @@ describe('streamed task lists', () => {
     const [reading, stopped] = await sharedPair(project);
     // A write lands while both are behind: the shared snapshot is from before it.
     await patchTask(fx.key, last.id, { name: 'Renamed while a reader had stopped' });
-    expect(await streamReads('detached')).toBe(detachedBefore);
-    const reader = reading.body!.getReader();
-    const parts: Uint8Array[] = [];
-    // One client reads on; the other, which reads nothing, is detached onto a call that sees the write.
-    for (let part = await reader.read(); !part.done; part = await reader.read()) parts.push(part.value);
-    expect(Buffer.concat(parts).toString() === expected.json).toBe(true);
+    // One client reads on; the other reads nothing, falls behind and is detached onto a call of its
+    // own, which (opened after the write) answers another version: that response is cut. On a
+    // loaded machine the detach may come before the write, or take the reader that read on; either
+    // way every response is the shared snapshot's bytes, whole, or cut.
+    const bodies = [await reading.text().catch(() => null)];
     expect(await streamReads('detached')).toBe(detachedBefore + 1);
-    await expect(stopped.text()).rejects.toThrow();
+    bodies.push(await stopped.text().catch(() => null));
+    for (const body of bodies) if (body !== null) expect(body === expected.json).toBe(true);
+    expect(bodies.filter((body) => body === null).length).toBeLessThanOrEqual(1);
     expect(await pollUntil(openSnapshots, (open) => open === 0, { timeoutMs: 10_000 })).toBe(0);
   });
 

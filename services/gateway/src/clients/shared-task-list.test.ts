@@ -165,6 +165,17 @@ describe('SharedTaskList', () => {
     for (const read of reads) await expect(read).rejects.toMatchObject({ code: grpc.status.UNAVAILABLE });
   });
 
+  it('a call failing before its first message rejects the version; the reads nobody took yet do not throw', async () => {
+    const { shared, calls } = sharedList();
+    const opener = shared.open();
+    const ticket = shared.reserve();
+    calls[0]!.finish(grpc.status.UNAVAILABLE);
+    await expect(shared.version).rejects.toMatchObject({ code: grpc.status.UNAVAILABLE });
+    await tick();
+    expect(opener.destroyed).toBe(true);
+    expect(ticket.attach()).toBeNull();
+  });
+
   it('keeps the call while a joiner still checks, though the read that opened it went away', async () => {
     const { shared, calls } = sharedList();
     const opener = shared.open();

@@ -246,6 +246,9 @@ export class SharedListRead extends Readable {
 
   constructor(private readonly shared: SharedTaskList) {
     super({ highWaterMark: streamedListHighWaterMark });
+    // A call failing before the response took this read fails the request through the version
+    // (TaskListReader destroys the read then); its 'error' must not crash the process meanwhile.
+    this.on('error', () => undefined);
   }
 
   /** Pushes a chunk of the shared call; false when this read's buffer is full. */
