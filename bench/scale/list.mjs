@@ -13,7 +13,7 @@ import { exitsOf, largestPeak, sampleRss } from './rss-peak.mjs';
 import { seedProjectTasks } from './seed.mjs';
 import { settings, targets } from './settings.mjs';
 
-/** One read: times (ms since the request was sent) of the headers, the first body byte and the end; the body when `keep`. */
+/** One read: times (ms since the request was sent) of the headers, the first body byte and the end; the body's chunks when `keep`. */
 async function readList(client, path, key, keep) {
   const started = performance.now();
   const response = await client.request({

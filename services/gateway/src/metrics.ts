@@ -51,7 +51,7 @@ export function gatewayMetrics(registry: Registry): GatewayMetrics {
     },
     taskListStreamReads: new Counter({
       name: 'task_list_stream_reads_total',
-      help: 'Reads of large task lists (StreamTasks) by kind: opened (a call of its own), joined (the call of a read of the same list that came at the same time, its snapshot checked current), detached (a joined read that fell 2 MiB behind and continued on a call of its own).',
+      help: 'Reads of large task lists (StreamTasks) by kind: opened (a call of its own), joined (the call of a read of the same list that came at the same time, its snapshot at least as new as the list when the joiner came), detached (a read that fell over 2 MiB behind, held the others for 500 ms in all, and continued on a call of its own).',
       labelNames: ['kind'],
       registers: [registry],
     }),

@@ -55,8 +55,6 @@ export class SharedTaskList {
   private head: Buffer[] | undefined = [];
   private headBytes = 0;
   private reserved = 0;
-  /** Paused until the joiners attached: the start kept for them reached `joinHeadBytes`. */
-  private holding = false;
   private ended = false;
   /** The call failed, or was cancelled because nothing reads it any more. */
   private stopped = false;
@@ -84,6 +82,14 @@ export class SharedTaskList {
       for (const read of [...this.reads]) read.destroy(error);
       this.closeJoining();
     });
+  }
+
+  /**
+   * Paused until the joiners still checking attach: the start kept for them reached `joinHeadBytes`
+   * (with no joiner left, `closeJoiningIfDone` has dropped it).
+   */
+  private get holding(): boolean {
+    return this.head !== undefined && this.headBytes >= joinHeadBytes;
   }
 
   /** True while new reads may join: less than `joinHeadBytes` has come, and the call has not ended. */
@@ -157,7 +163,6 @@ export class SharedTaskList {
       this.head.push(chunk);
       this.headBytes += chunk.length;
       this.closeJoiningIfDone();
-      if (this.head !== undefined && this.headBytes >= joinHeadBytes) this.holding = true;
     }
     for (const read of this.reads) read.deliver(chunk);
     this.stopIfUnread();
@@ -214,7 +219,6 @@ export class SharedTaskList {
     this.head = undefined;
     this.headBytes = 0;
     this.events.joiningClosed();
-    this.holding = false;
     this.stopIfUnread();
     this.pace();
   }
@@ -240,9 +244,10 @@ export class SharedListRead extends Readable {
   wants = false;
   /** How long this read, more than `maxLagBytes` behind, held the shared call while another read waited. */
   heldOthersMs = 0;
-  /** Where this read's chunks come from: the shared call, or (`detach`) its own once checked. */
-  private from: 'shared' | 'checking' | StreamedTaskList = 'shared';
+  /** Its call of its own once detached (its chunks come from the shared call until then). */
   private own: StreamedTaskList | undefined;
+  /** The call of its own answered the shared version: its chunks flow here. */
+  private ownChecked = false;
 
   constructor(private readonly shared: SharedTaskList) {
     super({ highWaterMark: streamedListHighWaterMark });
@@ -264,7 +269,6 @@ export class SharedListRead extends Readable {
    */
   detach(own: StreamedTaskList, version: Promise<string>): void {
     this.own = own;
-    this.from = 'checking';
     let skip = this.delivered;
     Promise.all([version, own.version]).then(
       ([expected, answered]) => {
@@ -273,7 +277,7 @@ export class SharedListRead extends Readable {
           this.destroy(new Error(`task list changed (version ${expected} → ${answered}) while a slow reader was behind`));
           return;
         }
-        this.from = own;
+        this.ownChecked = true;
         own.on('data', (chunk: Buffer) => {
           let rest = chunk;
           if (skip > 0) {
@@ -296,14 +300,14 @@ export class SharedListRead extends Readable {
 
   override read(size?: number): unknown {
     const taken: unknown = super.read(size);
-    if (this.from === 'shared') this.shared.taken(this);
+    if (this.own === undefined) this.shared.taken(this);
     return taken;
   }
 
   override _read(): void {
     this.wants = true;
-    if (this.from === 'shared') this.shared.resume();
-    else if (this.from !== 'checking') this.from.resume();
+    if (this.own === undefined) this.shared.resume();
+    else if (this.ownChecked) this.own.resume();
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {

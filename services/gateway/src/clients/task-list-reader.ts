@@ -47,9 +47,10 @@ export interface TaskListRead {
  * A list this replica saw streamed in the last minute is read with StreamTasks at once, unless the
  * client holds a version (a conditional request).
  *
- * Reads of one large list that come while its StreamTasks call has sent nothing yet share that call
- * (shared-task-list.ts), once a ListTasks call (coalesced) found its snapshot still current: ten
- * clients resyncing a 50,000-task list after an outage cost one database walk, not ten.
+ * Reads of one large list that come while its StreamTasks call has sent less than 1 MiB share that
+ * call (shared-task-list.ts), once the list's version, asked after they came (one ListTasks call,
+ * coalesced), is no newer than its snapshot: ten clients resyncing a 50,000-task list after an
+ * outage cost one database walk, not ten.
  *
  * A client that holds a version itself (its If-None-Match tag) is asked about when this replica holds
  * no newer copy: still current, the answer is `json: null` and nothing is rendered anywhere.
@@ -111,7 +112,7 @@ export class TaskListReader {
   /**
    * The list read with StreamTasks, once its first message came (its version, which may be newer
    * than ListTasks's: the ETag names the snapshot sent). A failure before that is the request's.
-   * A call of the same list that has sent nothing yet is joined when its snapshot is current.
+   * A call of the same list that may still be joined (`join`) is joined when its snapshot is current.
    */
   private async streamed(workspaceId: string, projectId: string): Promise<TaskListRead> {
     const key = `${workspaceId}/${projectId}`;
