@@ -4,6 +4,7 @@ import { waitForPipelineIdle } from '../lib/kafka.mjs';
 import { watch } from '../lib/cpu.mjs';
 import { log } from '../lib/log.mjs';
 import { round } from '../lib/numbers.mjs';
+import { statementStats } from '../lib/pg-statements.mjs';
 import { rssMbOf } from '../lib/rss.mjs';
 import { endpointFilter, settings } from '../lib/settings.mjs';
 import { startCeiling } from './ceiling.mjs';
@@ -23,7 +24,12 @@ async function measureEndpoint(stack, endpoint) {
   // Writes make outbox rows and Kafka events: let the previous step's settle so they do not overlap.
   if (endpoint.writes) await waitForPipelineIdle(stack, `before ${endpoint.name}`);
   log(`API: ${endpoint.name}: through the gateway`);
+  // Postgres's top statements of the gateway's run, when it preloads pg_stat_statements (else null).
+  const statements = await statementStats(stack.infra.databaseUrl, 12);
+  statements.reset();
   const serviceRow = await measure(endpoint.name, endpoint.service);
+  const topStatements = await statements.collect();
+  if (topStatements) log(`  Postgres's top statements: ${JSON.stringify(topStatements, null, 1)}`);
   const ratio = serviceRow.requestsPerSecond / ceilingRow.requestsPerSecond;
   const ok =
     serviceRow.non2xx === 0 &&
@@ -39,6 +45,7 @@ async function measureEndpoint(stack, endpoint) {
     ceiling: ceilingRow,
     ratio: round(ratio, 3),
     ratioTarget: endpoint.ratioTarget,
+    ...(topStatements ? { topStatements } : {}),
     p99TargetMs: endpoint.p99Target ?? null,
     met: ok,
   };
