@@ -89,6 +89,27 @@ describe('ETags', () => {
     });
   });
 
+  describe('PATCH /v1/tasks/:id answers what GET then answers', () => {
+    it('byte for byte with the same ETag: the shared write, the locked one (If-Match, a move), a description change and a no-op', async () => {
+      const task = await fx.freshTask();
+      // [the change, sent with the current tag as If-Match]
+      const changes: Array<[Record<string, unknown>, boolean]> = [
+        [{ name: 'Renamed' }, false],
+        [{ isCompleted: true }, true],
+        [{ listId: fx.secondSectionId }, false],
+        [{ description: '## Notes\n- **bold** and `code`' }, false],
+        [{ name: 'Renamed' }, false],
+      ];
+      for (const [body, ifMatch] of changes) {
+        const answered = await patch(task.id, body, ifMatch ? { 'if-match': tagOf(await get(`/v1/tasks/${task.id}`)) } : {});
+        expectStatus(answered, 200);
+        const read = await get(`/v1/tasks/${task.id}`);
+        expect([answered.text, tagOf(answered)]).toStrictEqual([read.text, tagOf(read)]);
+      }
+      expect((await getTask(fx.key, task.id)).name).toBe('Renamed');
+    });
+  });
+
   describe('PATCH /v1/tasks/:id with If-Match', () => {
     it('applies with the current tag; the answer is the updated task', async () => {
       const task = await fx.freshTask();

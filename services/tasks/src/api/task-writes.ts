@@ -49,7 +49,7 @@ export function taskWriteHandlers({ pool, logger, metrics }: HandlerDeps): Write
       assigneeId: request.assigneeId,
     });
   const update = async (request: UpdateTaskRequest__Output): Promise<UpdateTaskResponse> => {
-    const { task, entityTag } = await tasks.updateTask(pool, {
+    const { task, json, entityTag } = await tasks.updateTask(pool, {
       workspaceId: request.workspaceId,
       id: request.id,
       name: request.name,
@@ -61,7 +61,8 @@ export function taskWriteHandlers({ pool, logger, metrics }: HandlerDeps): Write
       description: descriptionInput(request.description),
       ifMatch: request.ifMatch,
     });
-    return { task: taskMessage(task), entityTag };
+    // `task` too, for a gateway older than `task_json` (during a rolling upgrade).
+    return { task: taskMessage(task), entityTag, taskJson: Buffer.from(json, 'utf8') };
   };
   return {
     CreateTask: unary('CreateTask', create, options),

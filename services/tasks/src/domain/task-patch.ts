@@ -25,13 +25,23 @@ export interface UpdateTaskInput {
   ifMatch?: readonly string[] | undefined;
 }
 
-/** A PATCH's outcome: the task afterwards and its entity tag (the ETag GET /v1/tasks/:id gives it). */
+/**
+ * A PATCH's outcome: the task afterwards, its single-task JSON as rendered in the transaction (what
+ * GET /v1/tasks/:id answers for this version) and that JSON's entity tag (the ETag GET gives it).
+ */
 export interface TaskUpdate {
   task: Task;
+  json: string;
   entityTag: string;
 }
 
-const tagOfJson = (json: string): string => entityTagOf(Buffer.from(json, 'utf8'));
+/** A task's single-task JSON and its entity tag. */
+interface Rendering {
+  json: string;
+  entityTag: string;
+}
+
+const renderingOf = (json: string): Rendering => ({ json, entityTag: entityTagOf(Buffer.from(json, 'utf8')) });
 
 /** `updatedAt` of a single-task JSON as rendered by Postgres (store/task-json.ts). */
 function updatedAtOf(json: string): Date {
@@ -42,24 +52,24 @@ function updatedAtOf(json: string): Date {
   return time;
 }
 
-/** The entity tag of the task's single-task JSON rendered now (the caller holds its row lock). */
-async function currentTag(db: Queryable, workspaceId: string, id: string): Promise<string> {
+/** The task's single-task JSON rendered now, and its entity tag (the caller holds its row lock). */
+async function currentRendering(db: Queryable, workspaceId: string, id: string): Promise<Rendering> {
   const [json] = await renderTasks(db, [{ workspaceId, id }]);
   if (json === null || json === undefined) throw notFound('task not found');
-  return tagOfJson(json);
+  return renderingOf(json);
 }
 
 /**
  * Throws ABORTED unless the task's single-task JSON, rendered now (the caller holds its row lock, so
  * no other PATCH can change it before the commit), has one of `tags`: the If-Match check of a PATCH.
- * Returns the current tag.
+ * Returns the current rendering.
  */
-async function checkIfMatch(db: Queryable, workspaceId: string, id: string, tags: readonly string[]): Promise<string> {
-  const tag = await currentTag(db, workspaceId, id);
-  if (!tags.includes(tag)) {
+async function checkIfMatch(db: Queryable, workspaceId: string, id: string, tags: readonly string[]): Promise<Rendering> {
+  const current = await currentRendering(db, workspaceId, id);
+  if (!tags.includes(current.entityTag)) {
     throw new DomainError('aborted', 'the task changed since the If-Match entity tag was read; GET it again');
   }
-  return tag;
+  return current;
 }
 
 /** A sent reference id in lower case; null when it is not a UUID (it then matches no row). */
@@ -131,7 +141,7 @@ async function applyChange(
   });
   if (written === null) return null;
   // The write set updated_at in Postgres: answer the time it wrote, as GET /v1/tasks/:id will show it.
-  return { task: { ...updated, updatedAt: updatedAtOf(written) }, entityTag: tagOfJson(written) };
+  return { task: { ...updated, updatedAt: updatedAtOf(written) }, ...renderingOf(written) };
 }
 
 /**
@@ -187,7 +197,7 @@ export async function updateTask(pool: Pool, input: UpdateTaskInput): Promise<Ta
     const checked = read !== null && ifMatch.length > 0 ? await checkIfMatch(db, workspaceId, id, ifMatch) : null;
     const locked = planOn(read);
     const { current } = locked;
-    if (locked.plan.event === null) return { task: current.task, entityTag: checked ?? (await currentTag(db, workspaceId, id)) };
+    if (locked.plan.event === null) return { task: current.task, ...(checked ?? (await currentRendering(db, workspaceId, id))) };
     let position = current.task.order;
     if (locked.plan.next.listId !== current.task.listId) {
       // A moved task goes to the end of its new section.

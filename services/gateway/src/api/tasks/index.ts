@@ -10,6 +10,7 @@ import { conditionOf, IfMatch, ifMatchTags, IfNoneMatch, listTagOf, listVersionO
 import { Task, TaskListItem, toTask } from '../schemas/resources.js';
 import type { AttachmentRoutesOptions } from '../attachments/schemas.js';
 import { isPaged, nextPageLink, pageRequest, TaskListQuery } from './paging.js';
+import { sendRenderedJson } from './rendered-json.js';
 
 /** The public base URL (PUBLIC_BASE_URL) the `Link` of a paged list names. */
 export type TaskRoutesOptions = Pick<AttachmentRoutesOptions, 'publicBaseUrl'>;
@@ -199,8 +200,10 @@ const taskRoutes: FastifyPluginAsyncZod<TaskRoutesOptions> = async (app, options
       if (assigneeId === null) change.clearAssignee = true;
       else if (assigneeId !== undefined) change.assigneeId = assigneeId;
       if (description !== undefined) change.description = descriptionChange(description);
-      const { task, entityTag } = await app.taskWriter.update(change);
+      const { task, entityTag, taskJson } = await app.taskWriter.update(change);
       if (entityTag !== '') reply.header('etag', entityTag);
+      // The JSON the write rendered: byte for byte what GET answers for this version, with its ETag.
+      if (taskJson.length > 0) return sendRenderedJson(reply, taskJson, 'task');
       return toTask(task);
     },
   );

@@ -99,6 +99,21 @@ describe('coalesced task writes (clients/task-writer.ts)', () => {
   });
 });
 
+describe('PATCH /v1/tasks/:id answers the JSON the write rendered', () => {
+  test('task_json is sent as is (the bytes its ETag hashes); without it (an older tasks replica) the task is rendered from `task`', async () => {
+    // Spacing and key order toTask would never produce: proof the bytes are passed through untouched.
+    const rendered = `{"name": "as written",  "id": "${taskIds[0]}"}`;
+    h.fake.handlers.set('UpdateTask', () => ({ task: task(taskIds[0]!, 'from the message'), entityTag: '"w"', taskJson: Buffer.from(rendered) }));
+    const written = await call(h.app, 'PATCH', `/v1/tasks/${taskIds[0]}`, { ...key, body: { name: 'as written' } });
+    expect([written.status, written.headers.etag, written.headers['content-type'], written.text]).toEqual([200, '"w"', 'application/json; charset=utf-8', rendered]);
+
+    h.fake.handlers.set('UpdateTask', () => ({ task: task(taskIds[0]!, 'from the message'), entityTag: '"m"' }));
+    const older = await call(h.app, 'PATCH', `/v1/tasks/${taskIds[0]}`, { ...key, body: { name: 'from the message' } });
+    expect([older.status, older.headers.etag]).toEqual([200, '"m"']);
+    expect(older.json).toMatchObject({ id: taskIds[0], name: 'from the message', listId: ids.section, isCompleted: false });
+  });
+});
+
 describe('coalesced task writes against a tasks service without them (a rolling upgrade)', () => {
   test('UNIMPLEMENTED: each request is sent alone (CreateTask) and answered as before', async () => {
     h.fake.handlers.delete('CreateTasks');
