@@ -1,5 +1,5 @@
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
-import { tracingStarted } from './trace-context.js';
+import { projectTracer, tracingStarted } from './trace-context.js';
 
 /**
  * The SERVER span of an HTTP edge's request (gateway, web), made by fastify hooks rather than by
@@ -36,8 +36,6 @@ interface Traced {
   [kContext]?: Context;
 }
 
-const tracer = () => trace.getTracer('task-workspace');
-
 /** Probes and scrapes are not traced (they would be most of the traces). */
 const untracedRoutes = new Set(['/healthz', '/readyz', '/livez', '/metrics']);
 
@@ -51,7 +49,7 @@ export function startHttpServerSpan(request: HttpRequestLike): Context | undefin
   if (route !== undefined && untracedRoutes.has(route)) return undefined;
   const parent = propagation.extract(ROOT_CONTEXT, request.headers);
   // No attributes at start: the SDK sanitizes those before it samples, and our samplers never read them.
-  const span = tracer().startSpan(route === undefined ? request.method : `${request.method} ${route}`, { kind: SpanKind.SERVER }, parent);
+  const span = projectTracer().startSpan(route === undefined ? request.method : `${request.method} ${route}`, { kind: SpanKind.SERVER }, parent);
   if (span.isRecording()) {
     const queryAt = request.url.indexOf('?');
     const userAgent = request.headers['user-agent'];

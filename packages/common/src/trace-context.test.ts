@@ -3,7 +3,7 @@ import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-tr
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from './logger.js';
 import { runWithRequestId } from './request-id.js';
-import { contextOfTraceparent, currentTraceparent, inSpan, isSaneTraceparent, SpanKind, startSpan, traceparentOf } from './trace-context.js';
+import { contextOfTraceparent, currentTraceparent, inSpan, isSaneTraceparent, projectTracer, SpanKind, startSpan, traceparentOf } from './trace-context.js';
 import { startTraceSdk } from './tracing-sdk.js';
 
 const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -95,5 +95,26 @@ describe('with tracing on', () => {
     const [span] = exporter.getFinishedSpans();
     expect(span?.status.code).toBe(2);
     expect(span?.events.map((event) => event.name)).toEqual(['exception']);
+  });
+});
+
+describe('the project tracer (looked up once per tracer provider)', () => {
+  it('is the same tracer for every span, and the new SDK’s after a stop and a start (spans reach the new exporter)', async () => {
+    const started = async (name: string) => {
+      const exporter = new InMemorySpanExporter();
+      const processor = new SimpleSpanProcessor({ exporter });
+      const stop = startTraceSdk({ spanProcessors: [processor] });
+      startSpan(name, {}).end();
+      await processor.forceFlush();
+      // Read before the stop: an in-memory exporter forgets its spans when shut down.
+      return { names: exporter.getFinishedSpans().map((span) => span.name), tracer: projectTracer(), stop };
+    };
+    const first = await started('first');
+    expect(projectTracer()).toBe(first.tracer);
+    await first.stop();
+    const second = await started('second');
+    await second.stop();
+    expect([first.names, second.names]).toEqual([['first'], ['second']]);
+    expect(second.tracer).not.toBe(first.tracer);
   });
 });

@@ -9,6 +9,9 @@ import {
   type Attributes,
   type Context,
   type Span,
+  type SpanContext,
+  type Tracer,
+  type TracerProvider,
 } from '@opentelemetry/api';
 
 /**
@@ -26,10 +29,16 @@ const zeroSpanId = '0'.repeat(16);
 /** The header (Kafka) and column value that carries a trace context between processes. */
 export const traceparentHeader = 'traceparent';
 
-export function isSaneTraceparent(value: unknown): value is string {
-  if (typeof value !== 'string' || value.length !== 55) return false;
+/** The remote span context a `traceparent` names; null for anything not sane (version 00, non-zero ids). */
+function parseTraceparent(value: unknown): SpanContext | null {
+  if (typeof value !== 'string' || value.length !== 55) return null;
   const match = traceparentPattern.exec(value);
-  return match !== null && match[1] !== zeroTraceId && match[2] !== zeroSpanId;
+  if (match === null || match[1] === zeroTraceId || match[2] === zeroSpanId) return null;
+  return { traceId: match[1]!, spanId: match[2]!, traceFlags: Number.parseInt(match[3]!, 16), isRemote: true };
+}
+
+export function isSaneTraceparent(value: unknown): value is string {
+  return parseTraceparent(value) !== null;
 }
 
 /** The `traceparent` of the span active here, or null (no SDK, or no span). */
@@ -40,9 +49,8 @@ export function currentTraceparent(): string | null {
 
 /** The context whose (remote) parent is `traceparent`; the root context for anything not sane. */
 export function contextOfTraceparent(traceparent: string | null | undefined): Context {
-  if (!isSaneTraceparent(traceparent)) return ROOT_CONTEXT;
-  const [, traceId, spanId, flags] = traceparentPattern.exec(traceparent)!;
-  return trace.setSpanContext(ROOT_CONTEXT, { traceId: traceId!, spanId: spanId!, traceFlags: Number.parseInt(flags!, 16), isRemote: true });
+  const parent = parseTraceparent(traceparent);
+  return parent === null ? ROOT_CONTEXT : trace.setSpanContext(ROOT_CONTEXT, parent);
 }
 
 /** Trace id and span id of the span active here, for log lines (logger.ts). */
@@ -53,7 +61,18 @@ export function activeTraceIds(): { traceId: string; spanId: string } | undefine
   return traceId === zeroTraceId ? undefined : { traceId, spanId };
 }
 
-const tracer = () => trace.getTracer('task-workspace');
+let cachedTracer: { provider: TracerProvider; tracer: Tracer } | undefined;
+
+/**
+ * The project's tracer: looked up once per tracer provider (the global one changes only when the
+ * SDK is stopped and started again, as tests do), not once per span: the lookup builds a key string
+ * and searches the provider's map, for every request.
+ */
+export function projectTracer(): Tracer {
+  const provider = trace.getTracerProvider();
+  if (cachedTracer?.provider !== provider) cachedTracer = { provider, tracer: provider.getTracer('task-workspace') };
+  return cachedTracer.tracer;
+}
 
 export interface SpanOptions {
   kind?: SpanKind;
@@ -87,7 +106,7 @@ export function inSpan<T>(name: string, options: SpanOptions, fn: (span: Span) =
  * samples, for every span, and most spans are not sampled (our samplers never read attributes).
  */
 export function startSpan(name: string, options: SpanOptions): Span {
-  const span = tracer().startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL }, options.parent ?? context.active());
+  const span = projectTracer().startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL }, options.parent ?? context.active());
   if (options.attributes && span.isRecording()) span.setAttributes(options.attributes);
   return span;
 }
