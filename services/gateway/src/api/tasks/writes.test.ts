@@ -105,7 +105,8 @@ describe('PATCH /v1/tasks/:id answers the JSON the write rendered', () => {
     const rendered = `{"name": "as written",  "id": "${taskIds[0]}"}`;
     h.fake.handlers.set('UpdateTask', () => ({ task: task(taskIds[0]!, 'from the message'), entityTag: '"w"', taskJson: Buffer.from(rendered) }));
     const written = await call(h.app, 'PATCH', `/v1/tasks/${taskIds[0]}`, { ...key, body: { name: 'as written' } });
-    expect([written.status, written.headers.etag, written.headers['content-type'], written.text]).toEqual([200, '"w"', 'application/json; charset=utf-8', rendered]);
+    expect([written.status, written.headers.etag, written.headers['content-type']]).toEqual([200, '"w"', 'application/json; charset=utf-8']);
+    expect(written.text).toBe(rendered);
 
     h.fake.handlers.set('UpdateTask', () => ({ task: task(taskIds[0]!, 'from the message'), entityTag: '"m"' }));
     const older = await call(h.app, 'PATCH', `/v1/tasks/${taskIds[0]}`, { ...key, body: { name: 'from the message' } });
