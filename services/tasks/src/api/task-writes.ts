@@ -62,7 +62,7 @@ export function taskWriteHandlers({ pool, logger, metrics }: HandlerDeps): Write
       ifMatch: request.ifMatch,
     });
     // `task` too, for a gateway older than `task_json` (during a rolling upgrade).
-    return { task: taskMessage(task), entityTag, taskJson: Buffer.from(json, 'utf8') };
+    return { task: taskMessage(task), entityTag, taskJson: json };
   };
   return {
     CreateTask: unary('CreateTask', create, options),

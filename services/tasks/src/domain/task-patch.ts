@@ -25,23 +25,25 @@ export interface UpdateTaskInput {
   ifMatch?: readonly string[] | undefined;
 }
 
-/**
- * A PATCH's outcome: the task afterwards, its single-task JSON as rendered in the transaction (what
- * GET /v1/tasks/:id answers for this version) and that JSON's entity tag (the ETag GET gives it).
- */
-export interface TaskUpdate {
-  task: Task;
-  json: string;
-  entityTag: string;
-}
-
-/** A task's single-task JSON and its entity tag. */
+/** A task's single-task JSON (its UTF-8 bytes, as hashed) and its entity tag (GET /v1/tasks/:id's ETag). */
 interface Rendering {
-  json: string;
+  json: Buffer;
   entityTag: string;
 }
 
-const renderingOf = (json: string): Rendering => ({ json, entityTag: entityTagOf(Buffer.from(json, 'utf8')) });
+/**
+ * A PATCH's outcome: the task afterwards, and its single-task JSON as rendered in the transaction
+ * (what GET /v1/tasks/:id answers for this version) with that JSON's entity tag.
+ */
+export interface TaskUpdate extends Rendering {
+  task: Task;
+}
+
+/** Encoded once: the bytes the tag hashes are the bytes answered. */
+function renderingOf(text: string): Rendering {
+  const json = Buffer.from(text, 'utf8');
+  return { json, entityTag: entityTagOf(json) };
+}
 
 /** `updatedAt` of a single-task JSON as rendered by Postgres (store/task-json.ts). */
 function updatedAtOf(json: string): Date {
