@@ -9,7 +9,6 @@ import {
   type Attributes,
   type Context,
   type Span,
-  type SpanContext,
   type Tracer,
   type TracerProvider,
 } from '@opentelemetry/api';
@@ -29,16 +28,15 @@ const zeroSpanId = '0'.repeat(16);
 /** The header (Kafka) and column value that carries a trace context between processes. */
 export const traceparentHeader = 'traceparent';
 
-/** The remote span context a `traceparent` names; null for anything not sane (version 00, non-zero ids). */
-function parseTraceparent(value: unknown): SpanContext | null {
+/** The match of a sane `traceparent` (version 00, non-zero ids); null for anything else. */
+function matchTraceparent(value: unknown): RegExpExecArray | null {
   if (typeof value !== 'string' || value.length !== 55) return null;
   const match = traceparentPattern.exec(value);
-  if (match === null || match[1] === zeroTraceId || match[2] === zeroSpanId) return null;
-  return { traceId: match[1]!, spanId: match[2]!, traceFlags: Number.parseInt(match[3]!, 16), isRemote: true };
+  return match === null || match[1] === zeroTraceId || match[2] === zeroSpanId ? null : match;
 }
 
 export function isSaneTraceparent(value: unknown): value is string {
-  return parseTraceparent(value) !== null;
+  return matchTraceparent(value) !== null;
 }
 
 /** The `traceparent` of the span active here, or null (no SDK, or no span). */
@@ -49,8 +47,10 @@ export function currentTraceparent(): string | null {
 
 /** The context whose (remote) parent is `traceparent`; the root context for anything not sane. */
 export function contextOfTraceparent(traceparent: string | null | undefined): Context {
-  const parent = parseTraceparent(traceparent);
-  return parent === null ? ROOT_CONTEXT : trace.setSpanContext(ROOT_CONTEXT, parent);
+  const match = matchTraceparent(traceparent);
+  if (match === null) return ROOT_CONTEXT;
+  const [, traceId, spanId, flags] = match;
+  return trace.setSpanContext(ROOT_CONTEXT, { traceId: traceId!, spanId: spanId!, traceFlags: Number.parseInt(flags!, 16), isRemote: true });
 }
 
 /** Trace id and span id of the span active here, for log lines (logger.ts). */
