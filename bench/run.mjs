@@ -6,7 +6,8 @@
 //
 // Environment knobs (all optional; read in lib/settings.mjs):
 //   BENCH_ONLY=api|webhooks|web run one part only (web: the app's pages, bench/web/)
-//   BENCH_DURATION_S=10         measured seconds per API endpoint (after BENCH_WARMUP_S=3 of warm-up)
+//   BENCH_DURATION_S=10         measured seconds per API endpoint and side (after BENCH_WARMUP_S=3 of warm-up),
+//                               in BENCH_ROUNDS=5 slices that alternate ceiling and gateway
 //   BENCH_CONNECTIONS=50        autocannon connections
 //   BENCH_WEBHOOK_RATE=500      task changes/s of the sustained webhook run, for BENCH_WEBHOOK_SECONDS=20
 //                               (after a BENCH_WEBHOOK_WARMUP_S=20 s warm-up at that rate and, without a

@@ -12,22 +12,23 @@ import { createTask } from './create-task.mjs';
 import { createApiFixture } from './fixture.mjs';
 import { getTask } from './get-task.mjs';
 import { listTasks } from './list-tasks.mjs';
-import { measure } from './measure.mjs';
+import { measureAgainstCeiling, sliceSeconds } from './measure.mjs';
 import { updateTask } from './update-task.mjs';
 
 const endpointDefinitions = [getTask, listTasks, createTask, updateTask];
 
-/** The ceiling's run, then the gateway's, and how they compare. */
+/** The ceiling and the gateway in alternating slices (api/measure.mjs), and how they compare. */
 async function measureEndpoint(stack, endpoint) {
-  log(`API: ${endpoint.name}: ceiling (bare fastify), ${settings.warmupS} s warm-up + ${settings.durationS} s at ${settings.connections} connections`);
-  const ceilingRow = await measure(`ceiling for ${endpoint.name}`, endpoint.ceiling);
-  // Writes make outbox rows and Kafka events: let the previous step's settle so they do not overlap.
-  if (endpoint.writes) await waitForPipelineIdle(stack, `before ${endpoint.name}`);
-  log(`API: ${endpoint.name}: through the gateway`);
-  // Postgres's top statements of the gateway's run, when it preloads pg_stat_statements (else null).
+  const slices = `${settings.rounds} × ${sliceSeconds()} s`;
+  log(`API: ${endpoint.name}: ${settings.warmupS} s warm-up each, then the ceiling (bare fastify) and the gateway in turn, ${slices} each, at ${settings.connections} connections`);
+  // Postgres's top statements of the gateway's slices, when it preloads pg_stat_statements (else null).
   const statements = await statementStats(stack.infra.databaseUrl, 12);
-  statements.reset();
-  const serviceRow = await measure(endpoint.name, endpoint.service);
+  const { ceilingRow, serviceRow } = await measureAgainstCeiling(endpoint.name, endpoint, {
+    // Writes make outbox rows and Kafka events: each slice starts once the previous one's have
+    // settled, so they do not run in the next slice (and not in the ceiling's).
+    beforeEachSlice: endpoint.writes ? (side) => waitForPipelineIdle(stack, `before a ${side} slice of ${endpoint.name}`, 60_000, { quiet: true }) : undefined,
+    afterWarmUp: () => statements.reset(),
+  });
   const topStatements = await statements.collect();
   if (topStatements) log(`  Postgres's top statements: ${JSON.stringify(topStatements, null, 1)}`);
   const ratio = serviceRow.requestsPerSecond / ceilingRow.requestsPerSecond;

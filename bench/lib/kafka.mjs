@@ -20,8 +20,12 @@ async function backlog(db, admin) {
   return { outbox: rows[0].n, lag };
 }
 
-/** Waits (at most `timeoutMs`, then goes on) until the outbox is empty and the webhooks consumer has caught up. */
-export async function waitForPipelineIdle(stack, what, timeoutMs = 120_000) {
+/**
+ * Waits (at most `timeoutMs`, then goes on) until the outbox is empty and the webhooks consumer has
+ * caught up. `quiet` (between the slices of one API row): no progress lines, and a closer look
+ * (every 250 ms, not every 2 s).
+ */
+export async function waitForPipelineIdle(stack, what, timeoutMs = 120_000, { quiet = false } = {}) {
   const db = new pg.Client({ connectionString: stack.infra.databaseUrl });
   await db.connect();
   const admin = kafkaOf(stack, 'bench').admin();
@@ -31,15 +35,15 @@ export async function waitForPipelineIdle(stack, what, timeoutMs = 120_000) {
     for (;;) {
       const { outbox, lag } = await backlog(db, admin);
       if (outbox === 0 && lag === 0) {
-        log(`${what}: outbox empty, webhooks consumer caught up`);
+        if (!quiet) log(`${what}: outbox empty, webhooks consumer caught up`);
         return;
       }
       if (Date.now() > deadline) {
         log(`${what}: still ${outbox} unpublished outbox rows, consumer lag ${lag} after ${timeoutMs / 1000} s; going on`);
         return;
       }
-      log(`${what}: waiting (outbox ${outbox} unpublished, webhooks consumer lag ${lag})`);
-      await sleep(2_000);
+      if (!quiet) log(`${what}: waiting (outbox ${outbox} unpublished, webhooks consumer lag ${lag})`);
+      await sleep(quiet ? 250 : 2_000);
     }
   } finally {
     await admin.disconnect();

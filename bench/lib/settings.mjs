@@ -7,6 +7,8 @@ const num = (name, fallback) => (env[name] !== undefined && env[name] !== '' ? N
 export const settings = {
   only: env.BENCH_ONLY ?? 'all',
   durationS: num('BENCH_DURATION_S', 10),
+  // The measured seconds of each API row are split into this many alternating ceiling/gateway slices.
+  rounds: num('BENCH_ROUNDS', 5),
   warmupS: num('BENCH_WARMUP_S', 3),
   connections: num('BENCH_CONNECTIONS', 50),
   listSize: 300,
@@ -29,6 +31,7 @@ export const settings = {
   tracing: env.BENCH_TRACING === '1',
 };
 
+if (!Number.isInteger(settings.rounds) || settings.rounds < 1) throw new Error(`BENCH_ROUNDS must be a whole number ≥ 1, got ${settings.rounds}`);
 if (!['all', 'api', 'webhooks', 'web'].includes(settings.only)) throw new Error(`BENCH_ONLY must be api, webhooks or web, got ${settings.only}`);
 
 export const targets = {
