@@ -24,9 +24,9 @@ async function measureEndpoint(stack, endpoint) {
   // Postgres's top statements of the gateway's slices, when it preloads pg_stat_statements (else null).
   const statements = await statementStats(stack.infra.databaseUrl, 12);
   const { ceilingRow, serviceRow } = await measureAgainstCeiling(endpoint.name, endpoint, {
-    // Writes make outbox rows and Kafka events: each slice starts once the previous one's have
-    // settled, so they do not run in the next slice (and not in the ceiling's).
-    beforeEachSlice: endpoint.writes ? (side) => waitForPipelineIdle(stack, `before a ${side} slice of ${endpoint.name}`, 60_000, { quiet: true }) : undefined,
+    // Writes make outbox rows and Kafka events: each run's settle before the next begins, so they do
+    // not run in the next slice (the ceiling's included).
+    settle: endpoint.writes ? () => waitForPipelineIdle(stack, `settling ${endpoint.name}`, 60_000, { quiet: true }) : undefined,
     afterWarmUp: () => statements.reset(),
   });
   const topStatements = await statements.collect();

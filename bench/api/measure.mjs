@@ -78,25 +78,24 @@ function rowOf(side, label, options) {
 
 /**
  * The ceiling and the gateway, each warmed up once, then BENCH_ROUNDS alternating slices of each.
- * `beforeEachSlice(side)` runs before every slice ('ceiling' or 'service'; writes: wait until the
- * event pipeline has drained, so one slice's backlog does not run in the next one);
+ * `settle()` runs before the first run and after every gateway run (writes: wait until the event
+ * pipeline has drained, so one run's backlog does not spill into the next; a ceiling run leaves none);
  * `afterWarmUp()` once the warm-ups are done (Postgres's statement statistics start there).
  */
-export async function measureAgainstCeiling(name, { ceiling, service }, { beforeEachSlice = async () => undefined, afterWarmUp = async () => undefined } = {}) {
+export async function measureAgainstCeiling(name, { ceiling, service }, { settle = async () => undefined, afterWarmUp = async () => undefined } = {}) {
   const ceilingLabel = `ceiling for ${name}`;
+  await settle();
   if (settings.warmupS > 0) {
-    await beforeEachSlice('ceiling');
     await runAutocannon({ ...ceiling, duration: settings.warmupS });
-    await beforeEachSlice('service');
     await runAutocannon({ ...service, duration: settings.warmupS });
+    await settle();
   }
   await afterWarmUp();
   const sides = { ceiling: newSide(), service: newSide() };
   for (let round = 0; round < settings.rounds; round++) {
-    await beforeEachSlice('ceiling');
     await measureSlice(sides.ceiling, ceilingLabel, ceiling);
-    await beforeEachSlice('service');
     await measureSlice(sides.service, name, service);
+    await settle();
   }
   return { ceilingRow: rowOf(sides.ceiling, ceilingLabel, ceiling), serviceRow: rowOf(sides.service, name, service) };
 }
