@@ -1,3 +1,6 @@
+import { context, type Context } from '@opentelemetry/api';
+import { sharedWorkContext } from './trace-context.js';
+
 /**
  * A counting semaphore: at most `limit` holders; waiters are served first come, first served. The
  * limit may change: a lower one takes effect as holders release (none is interrupted).
@@ -78,11 +81,12 @@ export class KeyedSerializer {
  * Collects items for a short time (or until `maxItems`) and hands them to `flush` together; each
  * caller gets its own item's result. Turns many small writes into one round trip. At most
  * `maxConcurrentFlushes` run at once: under load, items arriving meanwhile wait and go out in a
- * bigger batch instead of queueing for database connections one small batch at a time.
+ * bigger batch instead of queueing for database connections one small batch at a time. `flush` is
+ * meant for leaf work (a statement): it runs in the trace context `sharedWorkContext` picks.
  */
 export class MicroBatcher<Item, Result> {
   private items: Item[] = [];
-  private waiters: Array<{ resolve: (result: Result) => void; reject: (error: unknown) => void }> = [];
+  private waiters: Array<{ resolve: (result: Result) => void; reject: (error: unknown) => void; at: Context }> = [];
   private timer: NodeJS.Timeout | undefined;
   private flushing = 0;
 
@@ -94,7 +98,7 @@ export class MicroBatcher<Item, Result> {
   add(item: Item): Promise<Result> {
     return new Promise<Result>((resolve, reject) => {
       this.items.push(item);
-      this.waiters.push({ resolve, reject });
+      this.waiters.push({ resolve, reject, at: context.active() });
       if (this.items.length >= this.options.maxItems) this.flushNow();
       else this.timer ??= setTimeout(() => this.flushNow(), this.options.maxDelayMs);
     });
@@ -107,7 +111,9 @@ export class MicroBatcher<Item, Result> {
     const items = this.items.splice(0, this.options.maxItems);
     const waiters = this.waiters.splice(0, items.length);
     this.flushing += 1;
-    this.flush(items)
+    // In the trace of a sampled item, or in none (trace-context.ts), not in the timer's or the last adder's.
+    context
+      .with(sharedWorkContext(waiters.map((waiter) => waiter.at)), () => this.flush(items))
       .then(
         (results) => waiters.forEach((waiter, index) => waiter.resolve(results[index]!)),
         (error: unknown) => waiters.forEach((waiter) => waiter.reject(error)),

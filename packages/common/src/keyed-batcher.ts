@@ -1,15 +1,22 @@
+import { context, type Context } from '@opentelemetry/api';
+import { sharedWorkContext } from './trace-context.js';
+
 interface Waiting<I, O> {
   item: I;
   resolve: (outcome: O) => void;
   reject: (error: unknown) => void;
+  /** The trace context the item was submitted in. */
+  at: Context;
 }
+
 
 /**
  * Groups concurrent work of one key into single calls of `run` (one statement, one commit): one call
  * per key is in flight at a time, and the items that arrive meanwhile go together in the next one
  * (at most `maxBatch`). A lone item is sent at once, so there is no added delay; under load the
  * batches grow by themselves (group commit). `run` answers one outcome per item, in order; if it
- * throws, every item of that call is rejected.
+ * throws, every item of that call is rejected. `run` is meant for leaf work (a statement): it runs in
+ * the trace context `sharedWorkContext` picks, which may be no trace at all.
  */
 export class KeyedBatcher<I, O> {
   /** Per key with a call in flight: the items waiting for the next call. */
@@ -22,7 +29,7 @@ export class KeyedBatcher<I, O> {
 
   submit(key: string, item: I): Promise<O> {
     return new Promise((resolve, reject) => {
-      const waiting: Waiting<I, O> = { item, resolve, reject };
+      const waiting: Waiting<I, O> = { item, resolve, reject, at: context.active() };
       const queue = this.queues.get(key);
       if (queue) {
         queue.push(waiting);
@@ -37,10 +44,8 @@ export class KeyedBatcher<I, O> {
     const queue = this.queues.get(key)!;
     for (let batch = first; batch.length > 0; batch = queue.splice(0, this.maxBatch)) {
       try {
-        const outcomes = await this.run(
-          key,
-          batch.map((waiting) => waiting.item),
-        );
+        const items = batch.map((waiting) => waiting.item);
+        const outcomes = await context.with(sharedWorkContext(batch.map((waiting) => waiting.at)), () => this.run(key, items));
         batch.forEach((waiting, index) => waiting.resolve(outcomes[index]!));
       } catch (error) {
         for (const waiting of batch) waiting.reject(error);

@@ -143,6 +143,23 @@ export function sampledTraceId(at: Context = context.active()): string | undefin
   return spanContext.traceId;
 }
 
+/**
+ * Where work shared by several callers runs (one statement for many requests: KeyedBatcher,
+ * MicroBatcher), given the contexts they submitted it in: in the trace of the first one whose trace
+ * is sampled, so that trace shows the statement its work went through; else outside any trace. Not
+ * in whichever caller happened to start the shared call (a batcher's drain loop would carry that
+ * one trace through every later call, and a sampled caller's trace would miss the call it was in).
+ * Outside any trace, the statement's instrumentation (pg's requires a parent span) does no work at
+ * all, as for the ~90 % of shared calls no sampled trace is in. For leaf work only: a call made from
+ * there to another service would start a new trace.
+ */
+export function sharedWorkContext(members: Iterable<Context>): Context {
+  for (const member of members) {
+    if (((trace.getSpanContext(member)?.traceFlags ?? TraceFlags.NONE) & TraceFlags.SAMPLED) !== 0) return member;
+  }
+  return ROOT_CONTEXT;
+}
+
 /** Flushes the spans still buffered and stops the SDK (bounded); a no-op when tracing is off. Called on shutdown. */
 export async function flushTracing(timeoutMs = 2_000): Promise<void> {
   const hook = shutdownHook;

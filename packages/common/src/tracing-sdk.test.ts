@@ -1,9 +1,13 @@
 import { OTLPTraceExporter as GrpcExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { context, isSpanContextValid, ROOT_CONTEXT, SpanKind, trace, TraceFlags } from '@opentelemetry/api';
+import { suppressTracing } from '@opentelemetry/core';
+import { AlwaysOnSampler, InMemorySpanExporter, ParentBasedSampler, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { describe, expect, it } from 'vitest';
+import { projectTracer, traceparentOf } from './trace-context.js';
 import { loadTracingConfig } from './tracing-config.js';
-import { exporterOf, samplerOf } from './tracing-sdk.js';
+import { exporterOf, samplerOf, startTraceSdk, unsampledParentsDecide } from './tracing-sdk.js';
 
 describe('the trace SDK as tracing.ts starts it', () => {
   it('samples as OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG say (default: parent-based, 10 % of new traces)', () => {
@@ -27,5 +31,85 @@ describe('the trace SDK as tracing.ts starts it', () => {
     expect(exporters[1]).toBeInstanceOf(JsonExporter);
     expect(exporters[2]).toBeInstanceOf(GrpcExporter);
     await Promise.all(exporters.map((exporter) => exporter.shutdown()));
+  });
+});
+
+describe('children of an unsampled parent (parent-based samplers)', () => {
+  const traceId = '0af7651916cd43dd8448eb211c80319c';
+  const parentId = 'b7ad6b7169203331';
+  const remoteParent = (flags: number) => trace.setSpanContext(ROOT_CONTEXT, { traceId, spanId: parentId, traceFlags: flags, isRemote: true });
+
+  async function withSdk<T>(unsampledParentsDecide: boolean, work: () => T): Promise<{ result: T; exported: ReadableSpan[] }> {
+    const exporter = new InMemorySpanExporter();
+    const processor = new SimpleSpanProcessor({ exporter });
+    const stop = startTraceSdk({ spanProcessors: [processor], sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }), unsampledParentsDecide });
+    try {
+      const result = work();
+      await processor.forceFlush();
+      return { result, exported: exporter.getFinishedSpans() };
+    } finally {
+      await stop();
+    }
+  }
+
+  it('are the parent context in a non-recording span: same trace, flags 00, nothing exported', async () => {
+    const { result: span, exported } = await withSdk(true, () => {
+      const span = projectTracer().startSpan('child', { kind: SpanKind.CLIENT, attributes: { 'db.operation.name': 'SELECT' } }, remoteParent(0));
+      span.end();
+      return span;
+    });
+    expect(span.isRecording()).toBe(false);
+    expect(span.spanContext()).toEqual({ traceId, spanId: parentId, traceFlags: 0, isRemote: false });
+    expect(traceparentOf(span)).toBe(`00-${traceId}-${parentId}-00`);
+    expect(exported).toEqual([]);
+  });
+
+  it('leaves sampled parents, new roots and suppressed contexts to the SDK', async () => {
+    const { result, exported } = await withSdk(true, () => {
+      const sampled = projectTracer().startSpan('sampled child', {}, remoteParent(TraceFlags.SAMPLED));
+      const root = projectTracer().startSpan('new root', { root: true }, remoteParent(0));
+      const suppressed = projectTracer().startSpan('suppressed', {}, suppressTracing(remoteParent(0)));
+      const recording = [sampled, root, suppressed].map((span) => span.isRecording());
+      for (const span of [sampled, root, suppressed]) span.end();
+      return { sampled, root, suppressed, recording };
+    });
+    expect(result.recording).toEqual([true, true, false]);
+    expect(result.sampled.spanContext().spanId).not.toBe(parentId);
+    expect(result.root.spanContext().traceId).not.toBe(traceId);
+    expect(isSpanContextValid(result.suppressed.spanContext())).toBe(false);
+    expect(exported.map((span) => [span.name, span.parentSpanContext?.spanId])).toEqual([
+      ['sampled child', parentId],
+      ['new root', undefined],
+    ]);
+  });
+
+  it('runs startActiveSpan in that context, with every argument shape', async () => {
+    const { result } = await withSdk(true, () =>
+      context.with(remoteParent(0), () => [
+        projectTracer().startActiveSpan('a', (span) => [span.isRecording(), trace.getActiveSpan() === span]),
+        projectTracer().startActiveSpan('b', { kind: SpanKind.INTERNAL }, (span) => [span.isRecording(), trace.getActiveSpan() === span]),
+        projectTracer().startActiveSpan('c', {}, remoteParent(TraceFlags.SAMPLED), (span) => {
+          const seen = [span.isRecording(), trace.getActiveSpan() === span];
+          span.end();
+          return seen;
+        }),
+      ]),
+    );
+    expect(result).toEqual([
+      [false, true],
+      [false, true],
+      [true, true],
+    ]);
+  });
+
+  it('is off for a sampler that decides under any parent: then the SDK samples the child itself', async () => {
+    const exporter = new InMemorySpanExporter();
+    const processor = new SimpleSpanProcessor({ exporter });
+    const stop = startTraceSdk({ spanProcessors: [processor], sampler: samplerOf(loadTracingConfig({ OTEL_TRACES_SAMPLER: 'always_on' })), unsampledParentsDecide: false });
+    projectTracer().startSpan('child', {}, remoteParent(0)).end();
+    await processor.forceFlush();
+    expect(exporter.getFinishedSpans().map((span) => span.parentSpanContext?.spanId)).toEqual([parentId]);
+    await stop();
+    expect([unsampledParentsDecide(loadTracingConfig({})), unsampledParentsDecide(loadTracingConfig({ OTEL_TRACES_SAMPLER: 'traceidratio' }))]).toEqual([true, false]);
   });
 });

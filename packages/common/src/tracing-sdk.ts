@@ -7,9 +7,21 @@
  *
  * Used by `tracing.ts` (the `--import` entry) and by the tests, so both start the same SDK.
  */
-import { context, propagation, trace } from '@opentelemetry/api';
+import {
+  context,
+  isSpanContextValid,
+  propagation,
+  trace,
+  TraceFlags,
+  type Context,
+  type Span,
+  type SpanOptions,
+  type Tracer,
+  type TracerOptions,
+  type TracerProvider as ApiTracerProvider,
+} from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
+import { CompositePropagator, isTracingSuppressed, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { registerInstrumentations, type Instrumentation } from '@opentelemetry/instrumentation';
 import type { Resource } from '@opentelemetry/resources';
 import {
@@ -30,6 +42,58 @@ export interface TraceSdkOptions {
   resource?: Resource | undefined;
   sampler?: Sampler | undefined;
   instrumentations?: Instrumentation[] | undefined;
+  /**
+   * The sampler never records a child of an unsampled parent (every `parentbased_*` sampler, the
+   * default): such children are then not built at all (`UnsampledChildren`). Leave it off for a
+   * sampler that decides on its own under any parent.
+   */
+  unsampledParentsDecide?: boolean | undefined;
+}
+
+/**
+ * A tracer whose child of an unsampled parent is the parent's own context (as a local one), in a
+ * non-recording span: no span id drawn, no attributes sanitized, no sampler asked, no span counted. With a parent-based
+ * sampler the SDK's answer would be a non-recording span too, under its own new span id: what it
+ * propagates (trace id, flags 00) is the same, so nothing downstream decides differently. Most
+ * spans of a service are such children at the default 10 % sampling (every gRPC server span, SQL
+ * statement and Kafka record of an unsampled request); the SDK spent ~1.2–1.6 µs on each.
+ */
+class UnsampledChildren implements Tracer {
+  constructor(private readonly tracer: Tracer) {}
+
+  startSpan(name: string, options?: SpanOptions, parent: Context = context.active()): Span {
+    if (options?.root !== true) {
+      const parentContext = trace.getSpanContext(parent);
+      if (parentContext !== undefined && (parentContext.traceFlags & TraceFlags.SAMPLED) === 0 && isSpanContextValid(parentContext) && !isTracingSuppressed(parent)) {
+        return trace.wrapSpanContext(parentContext.isRemote === true ? { ...parentContext, isRemote: false } : parentContext);
+      }
+    }
+    return this.tracer.startSpan(name, options, parent);
+  }
+
+  startActiveSpan<F extends (span: Span) => unknown>(name: string, fn: F): ReturnType<F>;
+  startActiveSpan<F extends (span: Span) => unknown>(name: string, options: SpanOptions, fn: F): ReturnType<F>;
+  startActiveSpan<F extends (span: Span) => unknown>(name: string, options: SpanOptions, parent: Context, fn: F): ReturnType<F>;
+  startActiveSpan<F extends (span: Span) => unknown>(name: string, ...rest: [F] | [SpanOptions, F] | [SpanOptions, Context, F]): ReturnType<F> {
+    const fn = rest[rest.length - 1] as F;
+    const options = rest.length > 1 ? (rest[0] as SpanOptions) : undefined;
+    const parent = rest.length > 2 ? (rest[1] as Context) : context.active();
+    const span = this.startSpan(name, options, parent);
+    return context.with(trace.setSpan(parent, span), fn as (span: Span) => ReturnType<F>, undefined, span);
+  }
+}
+
+/** The provider's tracers, each wrapped once in `UnsampledChildren`. */
+function unsampledChildrenOf(provider: ApiTracerProvider): ApiTracerProvider {
+  const tracers = new Map<string, Tracer>();
+  return {
+    getTracer(name: string, version?: string, options?: TracerOptions): Tracer {
+      const key = `${name}@${version ?? ''}:${options?.schemaUrl ?? ''}`;
+      let tracer = tracers.get(key);
+      if (tracer === undefined) tracers.set(key, (tracer = new UnsampledChildren(provider.getTracer(name, version, options))));
+      return tracer;
+    },
+  };
 }
 
 /** Registers the context manager, the propagator, the tracer provider and the instrumentations globally; returns the shutdown (flushes the span processors). */
@@ -42,8 +106,9 @@ export function startTraceSdk(options: TraceSdkOptions): () => Promise<void> {
     ...(options.resource ? { resource: options.resource } : {}),
     ...(options.sampler ? { sampler: options.sampler } : {}),
   });
-  trace.setGlobalTracerProvider(provider);
-  const unregister = registerInstrumentations({ tracerProvider: provider, instrumentations: options.instrumentations ?? [] });
+  const tracers = options.unsampledParentsDecide ? unsampledChildrenOf(provider) : provider;
+  trace.setGlobalTracerProvider(tracers);
+  const unregister = registerInstrumentations({ tracerProvider: tracers, instrumentations: options.instrumentations ?? [] });
   return async () => {
     unregister();
     await provider.shutdown();
@@ -51,6 +116,11 @@ export function startTraceSdk(options: TraceSdkOptions): () => Promise<void> {
     propagation.disable();
     context.disable();
   };
+}
+
+/** Whether the sampler OTEL_TRACES_SAMPLER names leaves a child of an unsampled parent unsampled (the `parentbased_*` ones). */
+export function unsampledParentsDecide(config: TracingConfig): boolean {
+  return config.OTEL_TRACES_SAMPLER.startsWith('parentbased_');
 }
 
 /** The sampler OTEL_TRACES_SAMPLER names, with OTEL_TRACES_SAMPLER_ARG as the ratio. */

@@ -39,7 +39,7 @@ async function registerLoaderHook(): Promise<() => Promise<void>> {
 async function startTracing(config: TracingConfig): Promise<void> {
   const waitForAllMessagesAcknowledged = await registerLoaderHook();
 
-  const [{ samplerOf, spanProcessorOf, startTraceSdk }, { HttpInstrumentation }, { GrpcInstrumentation }, { PgInstrumentation }, resources] =
+  const [{ samplerOf, spanProcessorOf, startTraceSdk, unsampledParentsDecide }, { HttpInstrumentation }, { GrpcInstrumentation }, { PgInstrumentation }, resources] =
     await Promise.all([
       import('./tracing-sdk.js'),
       import('@opentelemetry/instrumentation-http'),
@@ -55,6 +55,7 @@ async function startTracing(config: TracingConfig): Promise<void> {
       })
       .merge(resources.resourceFromAttributes({ 'service.name': serviceNameOf(config, process.argv[1]) })),
     sampler: samplerOf(config),
+    unsampledParentsDecide: unsampledParentsDecide(config),
     spanProcessors: [await spanProcessorOf(config)],
     instrumentations: [
       // Outgoing requests only (the web app's calls to the OpenID provider). The HTTP edges' SERVER
