@@ -1,8 +1,5 @@
-import { context, ROOT_CONTEXT, trace, TraceFlags } from '@opentelemetry/api';
-import { AlwaysOnSampler, InMemorySpanExporter, ParentBasedSampler, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { KeyedSerializer, MicroBatcher, Semaphore } from './concurrency.js';
-import { startTraceSdk } from './tracing-sdk.js';
 
 const tick = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -103,30 +100,5 @@ describe('MicroBatcher', () => {
   it('rejects every caller of a failed flush', async () => {
     const batcher = new MicroBatcher<number, number>(async () => Promise.reject(new Error('db down')), { maxItems: 10, maxDelayMs: 1 });
     await expect(Promise.all([batcher.add(1), batcher.add(2)])).rejects.toThrow('db down');
-  });
-});
-
-describe('MicroBatcher in traces', () => {
-  let stop: () => Promise<void>;
-  beforeAll(() => {
-    stop = startTraceSdk({ spanProcessors: [new SimpleSpanProcessor({ exporter: new InMemorySpanExporter() })], sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }) });
-  });
-  afterAll(() => stop());
-
-  const traceOf = (id: string, sampled: boolean) =>
-    trace.setSpanContext(ROOT_CONTEXT, { traceId: id.repeat(32), spanId: id.repeat(16), traceFlags: sampled ? TraceFlags.SAMPLED : TraceFlags.NONE, isRemote: true });
-
-  it('flushes in the trace of the first sampled item, or in none; not in the timer’s (the first adder’s)', async () => {
-    const flushedIn: Array<string | undefined> = [];
-    const batcher = new MicroBatcher<string, string>(
-      (items) => {
-        flushedIn.push(trace.getActiveSpan()?.spanContext().traceId);
-        return Promise.resolve(items);
-      },
-      { maxItems: 10, maxDelayMs: 1 },
-    );
-    await Promise.all(['a', 'b', 'c'].map((id) => context.with(traceOf(id, id !== 'a'), () => batcher.add(id))));
-    await Promise.all(['d', 'e'].map((id) => context.with(traceOf(id, false), () => batcher.add(id))));
-    expect(flushedIn).toStrictEqual(['b'.repeat(32), undefined]);
   });
 });

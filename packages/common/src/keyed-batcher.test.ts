@@ -1,8 +1,5 @@
-import { context, ROOT_CONTEXT, trace, TraceFlags } from '@opentelemetry/api';
-import { AlwaysOnSampler, InMemorySpanExporter, ParentBasedSampler, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { KeyedBatcher } from './keyed-batcher.js';
-import { startTraceSdk } from './tracing-sdk.js';
 
 interface Call {
   key: string;
@@ -71,50 +68,5 @@ describe('KeyedBatcher', () => {
     await settle();
     calls[1]!.finish();
     expect(await second).toBe(1);
-  });
-});
-
-describe('KeyedBatcher in traces', () => {
-  let stop: () => Promise<void>;
-  beforeAll(() => {
-    stop = startTraceSdk({ spanProcessors: [new SimpleSpanProcessor({ exporter: new InMemorySpanExporter() })], sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }) });
-  });
-  afterAll(() => stop());
-
-  const traceOf = (id: string, sampled: boolean) =>
-    trace.setSpanContext(ROOT_CONTEXT, { traceId: id.repeat(32), spanId: id.repeat(16), traceFlags: sampled ? TraceFlags.SAMPLED : TraceFlags.NONE, isRemote: true });
-
-  it('runs each call in the trace of its first sampled member, or in none; never in the drain loop’s first caller’s', async () => {
-    const seen: Array<{ ids: string[]; traceId: string | undefined }> = [];
-    const gates: Array<() => void> = [];
-    const batcher = new KeyedBatcher<string, string>(
-      (_key, ids) =>
-        new Promise((resolve) => {
-          seen.push({ ids, traceId: trace.getActiveSpan()?.spanContext().traceId });
-          gates.push(() => resolve(ids));
-        }),
-    );
-    // The loop's first call: an unsampled trace alone. Then a call with an unsampled and two sampled members.
-    const first = context.with(traceOf('a', false), () => batcher.submit('k', 'a1'));
-    const later = [
-      context.with(traceOf('b', false), () => batcher.submit('k', 'b1')),
-      context.with(traceOf('c', true), () => batcher.submit('k', 'c1')),
-      context.with(traceOf('d', true), () => batcher.submit('k', 'd1')),
-    ];
-    gates.shift()!();
-    await first;
-    await settle();
-    // A third call of unsampled members only, queued while the second runs.
-    const last = context.with(traceOf('e', false), () => batcher.submit('k', 'e1'));
-    gates.shift()!();
-    await Promise.all(later);
-    await settle();
-    gates.shift()!();
-    await last;
-    expect(seen).toStrictEqual([
-      { ids: ['a1'], traceId: undefined },
-      { ids: ['b1', 'c1', 'd1'], traceId: 'c'.repeat(32) },
-      { ids: ['e1'], traceId: undefined },
-    ]);
   });
 });
