@@ -9,7 +9,6 @@ interface Waiting<I, O> {
   at: Context;
 }
 
-
 /**
  * Groups concurrent work of one key into single calls of `run` (one statement, one commit): one call
  * per key is in flight at a time, and the items that arrive meanwhile go together in the next one
