@@ -154,9 +154,7 @@ export function sampledTraceId(at: Context = context.active()): string | undefin
  * there to another service would start a new trace.
  */
 export function sharedWorkContext(members: Iterable<Context>): Context {
-  for (const member of members) {
-    if (((trace.getSpanContext(member)?.traceFlags ?? TraceFlags.NONE) & TraceFlags.SAMPLED) !== 0) return member;
-  }
+  for (const member of members) if (sampledTraceId(member) !== undefined) return member;
   return ROOT_CONTEXT;
 }
 

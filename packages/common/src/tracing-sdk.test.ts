@@ -3,7 +3,7 @@ import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace
 import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { context, isSpanContextValid, ROOT_CONTEXT, SpanKind, trace, TraceFlags } from '@opentelemetry/api';
 import { suppressTracing } from '@opentelemetry/core';
-import { AlwaysOnSampler, InMemorySpanExporter, ParentBasedSampler, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace';
+import { AlwaysOnSampler, InMemorySpanExporter, ParentBasedSampler, SimpleSpanProcessor, type ReadableSpan, type Sampler } from '@opentelemetry/sdk-trace';
 import { describe, expect, it } from 'vitest';
 import { projectTracer, traceparentOf } from './trace-context.js';
 import { loadTracingConfig } from './tracing-config.js';
@@ -39,10 +39,14 @@ describe('children of an unsampled parent (parent-based samplers)', () => {
   const parentId = 'b7ad6b7169203331';
   const remoteParent = (flags: number) => trace.setSpanContext(ROOT_CONTEXT, { traceId, spanId: parentId, traceFlags: flags, isRemote: true });
 
-  async function withSdk<T>(unsampledParentsDecide: boolean, work: () => T): Promise<{ result: T; exported: ReadableSpan[] }> {
+  async function withSdk<T>(
+    unsampledParentsDecide: boolean,
+    work: () => T,
+    sampler: Sampler = new ParentBasedSampler({ root: new AlwaysOnSampler() }),
+  ): Promise<{ result: T; exported: ReadableSpan[] }> {
     const exporter = new InMemorySpanExporter();
     const processor = new SimpleSpanProcessor({ exporter });
-    const stop = startTraceSdk({ spanProcessors: [processor], sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }), unsampledParentsDecide });
+    const stop = startTraceSdk({ spanProcessors: [processor], sampler, unsampledParentsDecide });
     try {
       const result = work();
       await processor.forceFlush();
@@ -103,13 +107,8 @@ describe('children of an unsampled parent (parent-based samplers)', () => {
   });
 
   it('is off for a sampler that decides under any parent: then the SDK samples the child itself', async () => {
-    const exporter = new InMemorySpanExporter();
-    const processor = new SimpleSpanProcessor({ exporter });
-    const stop = startTraceSdk({ spanProcessors: [processor], sampler: samplerOf(loadTracingConfig({ OTEL_TRACES_SAMPLER: 'always_on' })), unsampledParentsDecide: false });
-    projectTracer().startSpan('child', {}, remoteParent(0)).end();
-    await processor.forceFlush();
-    expect(exporter.getFinishedSpans().map((span) => span.parentSpanContext?.spanId)).toEqual([parentId]);
-    await stop();
+    const { exported } = await withSdk(false, () => projectTracer().startSpan('child', {}, remoteParent(0)).end(), samplerOf(loadTracingConfig({ OTEL_TRACES_SAMPLER: 'always_on' })));
+    expect(exported.map((span) => span.parentSpanContext?.spanId)).toEqual([parentId]);
     expect([unsampledParentsDecide(loadTracingConfig({})), unsampledParentsDecide(loadTracingConfig({ OTEL_TRACES_SAMPLER: 'traceidratio' }))]).toEqual([true, false]);
   });
 });
