@@ -1,7 +1,9 @@
 import * as grpc from '@grpc/grpc-js';
+import { SpanKind } from '@opentelemetry/api';
 import type { GrpcClientMetrics } from './metrics.js';
 import { requestIdInterceptor } from './request-id.js';
 import { actorInterceptor } from './audit/actor.js';
+import { endGrpcSpan, startGrpcClientSpan } from './grpc-trace.js';
 
 /** A unary client method as inferred from the last overload of a generated client. */
 type UnaryMethod<Req, Res> = (request: Req, callback: grpc.requestCallback<Res>) => grpc.ClientUnaryCall;
@@ -51,14 +53,34 @@ export function callUnary<Req, Res>(
 ): Promise<Res> {
   const full = method as unknown as FullUnaryMethod<Req, Res>;
   const deadline = Date.now() + (options.deadlineMs ?? 10_000);
+  const metadata = options.metadata ?? new grpc.Metadata();
+  const path = pathOf(method);
+  const span = path === undefined ? undefined : startGrpcClientSpan(path, metadata, () => client.getChannel().getTarget());
   return new Promise<Res>((resolve, reject) => {
     const done: grpc.requestCallback<Res> = (error, response) => {
-      if (error) reject(Object.assign(error, { grpcMethod: pathOf(method) }) satisfies CallError);
+      endGrpcSpan(span, error ? error.code : grpc.status.OK, SpanKind.CLIENT);
+      if (error) reject(Object.assign(error, { grpcMethod: path }) satisfies CallError);
       else if (response === undefined) reject(new Error('empty gRPC response'));
       else resolve(response);
     };
-    withoutCallerStack(() => full.call(client, request, options.metadata ?? new grpc.Metadata(), { deadline }, done));
+    withoutCallerStack(() => full.call(client, request, metadata, { deadline }, done));
   });
+}
+
+/**
+ * Opens a server-streaming call to `path` with its CLIENT span (grpc-trace.ts), ended by the call's
+ * status. `start` makes the call with the metadata given (which carries the trace context).
+ */
+export function callServerStream<Call extends grpc.ClientReadableStream<unknown>>(
+  path: string,
+  target: string,
+  start: (metadata: grpc.Metadata) => Call,
+): Call {
+  const metadata = new grpc.Metadata();
+  const span = startGrpcClientSpan(path, metadata, () => target);
+  const call = start(metadata);
+  if (span !== undefined) call.once('status', (status: grpc.StatusObject) => endGrpcSpan(span, status.code, SpanKind.CLIENT));
+  return call;
 }
 
 // The generated clients' last overload is `(request, callback)`; conditional types read that one.

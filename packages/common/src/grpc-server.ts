@@ -1,4 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
+import { SpanKind } from '@opentelemetry/api';
 import { HealthImplementation } from 'grpc-health-check';
 import type { Logger } from 'pino';
 import { DomainError, grpcStatusOfFailure } from './errors.js';
@@ -8,6 +9,7 @@ import { observeLatency } from './exemplars.js';
 import { isDatabaseUnavailable } from './db.js';
 import { requestIdFromMetadata, runWithRequestId } from './request-id.js';
 import { actorFromMetadata, runWithActor } from './audit/actor.js';
+import { endGrpcSpan, inGrpcServerContext, startGrpcServerSpan, type GrpcServerTrace } from './grpc-trace.js';
 
 export type UnaryHandler<Req, Res> = (request: Req, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>;
 
@@ -48,12 +50,12 @@ export function unary<Req, Res>(
   options: InstrumentOptions,
 ): grpc.handleUnaryCall<Req, Res> {
   const labels = { grpc_service: options.service, grpc_method: method };
-  const serve: grpc.handleUnaryCall<Req, Res> = (call, callback) => {
+  const serve = (call: grpc.ServerUnaryCall<Req, Res>, callback: grpc.sendUnaryData<Res>, traced: GrpcServerTrace | undefined): void => {
     const started = performance.now();
     const finish = (code: grpc.status): void => {
       const codeName = grpc.status[code] ?? String(code);
-      // In the call's context (promise callbacks keep it): the server span of a traced call.
-      observeLatency(options.metrics.handling, { ...labels, grpc_code: codeName }, (performance.now() - started) / 1000);
+      endGrpcSpan(traced?.span, code, SpanKind.SERVER);
+      observeLatency(options.metrics.handling, { ...labels, grpc_code: codeName }, (performance.now() - started) / 1000, traced?.context);
       options.metrics.handled.inc({ ...labels, grpc_code: codeName });
       // One line per call at debug level (off by default): with the caller's request id (logger.ts).
       if (options.logger.isLevelEnabled('debug')) {
@@ -77,11 +79,14 @@ export function unary<Req, Res>(
   };
   // The caller's request id (x-request-id metadata) is the context of the whole call: every line
   // the handler logs carries it, and every call it makes onwards passes it on (request-id.ts).
-  // So is the caller's actor (x-tws-actor-bin, audit/actor.ts): the audit rows the call writes name it.
+  // So is the caller's actor (x-tws-actor-bin, audit/actor.ts): the audit rows the call writes name
+  // it; and its trace context (grpc-trace.ts): the call's SERVER span, parent of what it does.
   return (call, callback) => {
     const requestId = requestIdFromMetadata(call.metadata);
     const actor = actorFromMetadata(call.metadata);
-    const withActor = actor === undefined ? () => serve(call, callback) : () => runWithActor(actor, () => serve(call, callback));
+    const traced = startGrpcServerSpan(options.service, method, call.metadata);
+    const traceAndServe = (): void => inGrpcServerContext(traced, () => serve(call, callback, traced));
+    const withActor = actor === undefined ? traceAndServe : () => runWithActor(actor, traceAndServe);
     if (requestId === undefined) withActor();
     else runWithRequestId(requestId, withActor);
   };

@@ -5,6 +5,7 @@ export * from './exemplars.js';
 export * from './errors.js';
 export * from './grpc-server.js';
 export * from './grpc-client.js';
+export * from './grpc-trace.js';
 export * from './readiness.js';
 export * from './ops-server.js';
 export * from './shutdown.js';

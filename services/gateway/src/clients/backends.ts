@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { grpcClientOptions, grpcHealthChecker, unaryApi, type GrpcClientMetrics, type ReadinessCheck, type UnaryApi } from '@tws/common';
+import { callServerStream, grpcClientOptions, grpcHealthChecker, unaryApi, type GrpcClientMetrics, type ReadinessCheck, type UnaryApi } from '@tws/common';
 import { loadAttachmentsProto, loadAuditProto, loadTasksProto, loadWebhooksProto } from '@tws/proto-types';
 import type { AuditServiceClient } from '@tws/proto-types/generated/audit/v1/AuditService';
 import type { AttachmentsServiceClient } from '@tws/proto-types/generated/attachments/v1/AttachmentsService';
@@ -135,7 +135,10 @@ export function connectBackends(config: GatewayConfig, metrics: GrpcClientMetric
     attachments: unaryApi(attachments, attachmentsRpcs, deadlineMs),
     webhooks: unaryApi(webhooks, webhooksRpcs, deadlineMs),
     watchRevocations: () => revocations.WatchRevocations(),
-    streamTasks: (request) => tasks.StreamTasks(request, { deadline: Date.now() + taskListStreamDeadlineMs }),
+    streamTasks: (request) =>
+      callServerStream('/tasks.v1.TasksService/StreamTasks', config.TASKS_GRPC_TARGET, (metadata) =>
+        tasks.StreamTasks(request, metadata, { deadline: Date.now() + taskListStreamDeadlineMs }),
+      ),
     revocations: unaryApi(revocations, revocationRpcs, deadlineMs),
     idempotency: unaryApi(idempotency, idempotencyRpcs, deadlineMs),
     rateLimits: unaryApi(rateLimits, rateLimitRpcs, deadlineMs),

@@ -1,13 +1,17 @@
 import * as grpc from '@grpc/grpc-js';
 import {
   DomainError,
+  endGrpcSpan,
   findNul,
   grpcStatusOfFailure,
+  inGrpcServerContext,
   isDatabaseUnavailable,
   notFound,
   nulMessage,
   requestIdFromMetadata,
   runWithRequestId,
+  SpanKind,
+  startGrpcServerSpan,
   type GrpcServerMetrics,
   type Logger,
   type Pool,
@@ -109,8 +113,10 @@ export function streamTasksHandler(deps: {
 
   return (call) => {
     const stopTimer = metrics.handling.startTimer(labels);
+    const traced = startGrpcServerSpan(labels.grpc_service, labels.grpc_method, call.metadata);
     const finish = (code: grpc.status, details?: string): void => {
       const codeName = grpc.status[code] ?? String(code);
+      endGrpcSpan(traced?.span, code, SpanKind.SERVER);
       stopTimer({ grpc_code: codeName });
       metrics.handled.inc({ ...labels, grpc_code: codeName });
       if (code === grpc.status.OK) call.end();
@@ -150,7 +156,8 @@ export function streamTasksHandler(deps: {
       }
     };
     const requestId = requestIdFromMetadata(call.metadata);
-    if (requestId === undefined) void run();
-    else void runWithRequestId(requestId, run);
+    const tracedRun = (): Promise<void> => inGrpcServerContext(traced, run);
+    if (requestId === undefined) void tracedRun();
+    else void runWithRequestId(requestId, tracedRun);
   };
 }
