@@ -4,6 +4,7 @@ import kafkajs, { Kafka, logLevel, type Admin, type KafkaConfig, type LogEntry, 
 import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
 import { withTimeout } from './readiness.js';
+import { installKafkaRecordEncoder } from './kafka-record.js';
 
 export type { Kafka } from 'kafkajs';
 
@@ -19,9 +20,10 @@ const pinoLevelOf: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
 
 /**
  * The one place a service builds its Kafka client, so a kafkajs-compatible client can replace it.
- * kafkajs logs go through the service's JSON logger.
+ * kafkajs logs go through the service's JSON logger; its records are encoded by kafka-record.ts.
  */
 export function createKafka(options: { clientId: string; brokers: string[]; logger: Logger } & Partial<KafkaConfig>): Kafka {
+  installKafkaRecordEncoder();
   const { logger, ...config } = options;
   const kafkaLogger = logger.child({ component: 'kafkajs' });
   return new Kafka({
