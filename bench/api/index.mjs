@@ -1,6 +1,6 @@
 // The API half: each endpoint through the gateway against a bare-fastify ceiling serving the same
 // bytes, measured in the same run; one row per endpoint (BENCH_ENDPOINTS picks some by name).
-import { analyzeDatabase } from '../lib/analyze.mjs';
+import { analyzeTasksSchema } from '../lib/analyze.mjs';
 import { waitForPipelineIdle } from '../lib/kafka.mjs';
 import { watch } from '../lib/cpu.mjs';
 import { log } from '../lib/log.mjs';
@@ -67,7 +67,7 @@ export async function benchApi(stack) {
   const endpoints = endpointDefinitions.map((define) => define(context));
   const rows = [];
   for (const endpoint of endpoints.filter((candidate) => !endpointFilter || endpointFilter.test(candidate.name))) {
-    await analyzeDatabase(stack.infra.databaseUrl, `API: before ${endpoint.name}`);
+    await analyzeTasksSchema(stack.infra.databaseUrl, `API: before ${endpoint.name}`);
     rows.push(await measureEndpoint(stack, endpoint));
   }
   return {

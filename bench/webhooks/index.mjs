@@ -1,6 +1,5 @@
 // The webhook half: event → signed delivery through the whole pipeline (tasks outbox → Kafka →
 // webhooks replicas → the receiver): the sustained run, then the burst.
-import { analyzeDatabase } from '../lib/analyze.mjs';
 import { kafkaOf, waitForPipelineIdle } from '../lib/kafka.mjs';
 import { settings } from '../lib/settings.mjs';
 import { startWebhookReplicas } from '../lib/stack.mjs';
@@ -12,7 +11,6 @@ export async function benchWebhooks(stack, receiver) {
   await waitForPipelineIdle(stack, 'before the webhook runs');
   await startWebhookReplicas(stack, settings.webhookReplicas);
   const fixture = await createWebhookFixture(stack, receiver);
-  await analyzeDatabase(stack.infra.databaseUrl, 'webhooks: fixture made');
   await waitForPipelineIdle(stack, 'webhooks: before the runs');
   const context = { stack, receiver, kafka: kafkaOf(stack, 'bench-tap'), ...fixture };
   const sustained = await benchSustained(context);
