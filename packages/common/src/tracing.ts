@@ -4,21 +4,22 @@
  * start scripts and the dev stack). With no OTLP endpoint configured it imports nothing and returns:
  * no SDK, no hooks, no cost; the OpenTelemetry API the code calls stays a no-op.
  *
- * With an endpoint it registers the ESM loader hook first (so the instrumentations can patch the
+ * With an endpoint it registers the ESM loader hook first (so the HTTP instrumentation can patch the
  * modules the service imports after this one), then starts the trace SDK (tracing-sdk.ts): spans of
- * HTTP clients and pg (statement text, never values), exported over OTLP and sampled per
- * OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG (default parent-based, 10% of new traces). The HTTP
- * edges' server spans come from their fastify hooks (http-server-span.ts), gRPC calls' spans (both
- * sides) from the project's call wrappers (grpc-trace.ts). Kafka records carry the
- * context in their `traceparent` header, set and read by the outbox relay and the webhooks consumer
- * themselves (trace-context.ts).
+ * HTTP clients, exported over OTLP and sampled per OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG
+ * (default parent-based, 10% of new traces). The other spans are the project's own: the HTTP edges'
+ * server spans from their fastify hooks (http-server-span.ts), gRPC calls' (both sides) from the
+ * call wrappers (grpc-trace.ts), Postgres statements' from pg-trace.ts (statement text, never
+ * values). Kafka records carry the context in their `traceparent` header, set and read by the outbox
+ * relay and the webhooks consumer themselves (trace-context.ts).
  */
-import { register } from 'node:module';
+import { createRequire, register } from 'node:module';
+import type pg from 'pg';
 import { setTracingShutdown } from './trace-context.js';
 import { loadTracingConfig, serviceNameOf, tracingEnabled, type TracingConfig } from './tracing-config.js';
 
 /** What the instrumentations below patch; the only modules the ESM loader hook intercepts. */
-const instrumentedModules = ['http', 'https', 'node:http', 'node:https', 'pg', 'pg-pool'];
+const instrumentedModules = ['http', 'https', 'node:http', 'node:https'];
 
 /**
  * The ESM loader hook. In-thread (`module.registerHooks`) where this Node can run it: the
@@ -40,13 +41,12 @@ async function registerLoaderHook(): Promise<() => Promise<void>> {
 async function startTracing(config: TracingConfig): Promise<void> {
   const waitForAllMessagesAcknowledged = await registerLoaderHook();
 
-  const [{ samplerOf, spanProcessorOf, startTraceSdk, unsampledParentsDecide }, { HttpInstrumentation }, { PgInstrumentation }, resources] =
-    await Promise.all([
-      import('./tracing-sdk.js'),
-      import('@opentelemetry/instrumentation-http'),
-      import('@opentelemetry/instrumentation-pg'),
-      import('@opentelemetry/resources'),
-    ]);
+  const [{ samplerOf, spanProcessorOf, startTraceSdk, unsampledParentsDecide }, { HttpInstrumentation }, { instrumentPg }, resources] = await Promise.all([
+    import('./tracing-sdk.js'),
+    import('@opentelemetry/instrumentation-http'),
+    import('./pg-trace.js'),
+    import('@opentelemetry/resources'),
+  ]);
   const shutdown = startTraceSdk({
     // What sdk-node detects: OTEL_RESOURCE_ATTRIBUTES, host, OS, process and an instance id; then the service's name.
     resource: resources
@@ -62,13 +62,13 @@ async function startTracing(config: TracingConfig): Promise<void> {
       // spans come from their fastify hooks (http-server-span.ts): cheaper for unsampled requests,
       // and probes and scrapes (the ops server is plain node:http) are not traced at all.
       new HttpInstrumentation({ disableIncomingRequestInstrumentation: true }),
-      // Statement text only (parameterised, so no values); no connect spans of the pool.
-      new PgInstrumentation({ enhancedDatabaseReporting: false, ignoreConnectSpans: true, requireParentSpan: true }),
-      // No gRPC instrumentation: the project's call wrappers make the gRPC spans (grpc-trace.ts).
+      // No gRPC or pg instrumentation: the project's call wrappers make the gRPC spans
+      // (grpc-trace.ts), and pg-trace.ts the statements' spans, in sampled traces only.
       // No undici instrumentation: webhook deliveries have their own attempt span (attempt-span.ts
       // of the webhooks service), without the endpoint URL's path and query.
     ],
   });
+  instrumentPg(createRequire(import.meta.url)('pg') as typeof pg);
   setTracingShutdown(shutdown);
   await waitForAllMessagesAcknowledged();
 }
