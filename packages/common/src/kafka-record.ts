@@ -3,12 +3,12 @@ import { createRequire, Module } from 'node:module';
 /**
  * A record encoder for kafkajs's produce requests (v3 and later: the record format v2 of
  * KIP-98), writing the bytes kafkajs's own `recordBatch/record/v0` writes, in one buffer sized
- * beforehand. kafkajs's made a zero-filled 512-byte buffer for the record and another for each of
- * its headers, a `Buffer.from([...])` for each varint and `Long` arithmetic for the timestamp delta:
- * ~10 % of the tasks service's CPU in a PATCH, about as much again in the garbage collector
- * (bench/HISTORY.md, sessions 12 and 15). kafkajs 2.2.4 is its last release, so its internals no
- * longer move; `installKafkaRecordEncoder` swaps this one in before the produce request module that
- * calls it is first loaded, and `kafka-record.test.ts` checks the bytes against kafkajs's encoder.
+ * beforehand. kafkajs's encoder makes a zero-filled 512-byte buffer for the record and another for
+ * each of its headers, a `Buffer.from([...])` for each varint and `Long` arithmetic for the
+ * timestamp delta: ~10 % of the tasks service's CPU in a PATCH, about as much again in the garbage
+ * collector (bench/HISTORY.md, sessions 12 and 15). kafkajs 2.2.4 is its last release, so its
+ * internals no longer move; `installKafkaRecordEncoder` swaps this one in before the produce request
+ * module that calls it is first loaded, and `kafka-record.test.ts` checks the bytes against kafkajs's.
  */
 
 type Bytes = Buffer | string | null | undefined;
@@ -57,7 +57,7 @@ function writeVarint(target: Buffer, at: number, value: number): number {
   return at;
 }
 
-/** A field's length (its UTF-8 length for a string; -1 for null), and its bytes' size with that length. */
+/** A field's length as the record states it: its UTF-8 length for a string, -1 for null. */
 function lengthOf(value: Bytes): number {
   if (value === null || value === undefined) return -1;
   return typeof value === 'string' ? Buffer.byteLength(value, 'utf8') : value.length;
@@ -71,7 +71,10 @@ function writeBytes(target: Buffer, at: number, value: Bytes, length: number): n
   return at + length;
 }
 
-/** This encoder, or undefined for a record it leaves to kafkajs's (a delta beyond ±2^30, a header value kafkajs would turn into a string). */
+/**
+ * The record's bytes, or undefined for a record left to kafkajs's encoder: a delta that is not an
+ * integer or is beyond ±2^30, a header value that is neither a string nor a Buffer.
+ */
 export function encodeRecord(input: RecordInput): EncodedRecord | undefined {
   const { offsetDelta = 0, timestampDelta = 0, key, value, headers = {} } = input;
   if (!Number.isInteger(offsetDelta) || !Number.isInteger(timestampDelta)) return undefined;
