@@ -63,6 +63,11 @@ function lengthOf(value: Bytes): number {
   return typeof value === 'string' ? Buffer.byteLength(value, 'utf8') : value.length;
 }
 
+/** What a field of `length` (`lengthOf`) takes in the record: its length as a varint, then its bytes. */
+function sizeOfBytes(length: number): number {
+  return sizeOfVarint(length) + Math.max(length, 0);
+}
+
 function writeBytes(target: Buffer, at: number, value: Bytes, length: number): number {
   at = writeVarint(target, at, length);
   if (length <= 0 || value === null || value === undefined) return at;
@@ -93,12 +98,9 @@ export function encodeRecord(input: RecordInput): EncodedRecord | undefined {
   const valueLength = lengthOf(value);
   const headerKeyLengths = headerKeys.map((headerKey) => Buffer.byteLength(headerKey, 'utf8'));
   const headerValueLengths = headerValues.map(lengthOf);
-  let bodySize = 1 + sizeOfVarint(timestampDelta) + sizeOfVarint(offsetDelta);
-  bodySize += sizeOfVarint(keyLength) + Math.max(keyLength, 0) + sizeOfVarint(valueLength) + Math.max(valueLength, 0);
+  let bodySize = 1 + sizeOfVarint(timestampDelta) + sizeOfVarint(offsetDelta) + sizeOfBytes(keyLength) + sizeOfBytes(valueLength);
   bodySize += sizeOfVarint(headerKeys.length);
-  for (let i = 0; i < headerKeys.length; i += 1) {
-    bodySize += sizeOfVarint(headerKeyLengths[i]!) + headerKeyLengths[i]! + sizeOfVarint(headerValueLengths[i]!) + Math.max(headerValueLengths[i]!, 0);
-  }
+  for (let i = 0; i < headerKeys.length; i += 1) bodySize += sizeOfBytes(headerKeyLengths[i]!) + sizeOfBytes(headerValueLengths[i]!);
   const record = Buffer.allocUnsafe(sizeOfVarint(bodySize) + bodySize);
   let at = writeVarint(record, 0, bodySize);
   record[at++] = 0; // attributes: none

@@ -1,6 +1,6 @@
-import { context, SpanKind, SpanStatusCode, trace, TraceFlags, type Span } from '@opentelemetry/api';
+import { context, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import type pg from 'pg';
-import { projectTracer } from './trace-context.js';
+import { projectTracer, sampledTraceId } from './trace-context.js';
 
 /**
  * Spans of Postgres statements, in place of @opentelemetry/instrumentation-pg: a CLIENT span per
@@ -25,12 +25,6 @@ interface Patched {
   original: Method;
   /** Whether the method was the prototype's own (else inherited, as pg's Pool has pg-pool's `connect`). */
   own: boolean;
-}
-
-/** The active span, when it is sampled (the only statements that get a span). */
-function sampledParent(): Span | undefined {
-  const span = trace.getSpan(context.active());
-  return span !== undefined && (span.spanContext().traceFlags & TraceFlags.SAMPLED) !== 0 ? span : undefined;
 }
 
 /** `SELECT …` → `SELECT` (what the span is named after when the statement has no name). */
@@ -78,7 +72,8 @@ function endStatementSpan(span: Span, error: unknown): void {
 
 function tracedQuery(original: Method): Method {
   return function query(this: unknown, ...args: unknown[]): unknown {
-    if (sampledParent() === undefined || isSubmittable(args[0])) return original.apply(this, args);
+    // Only a statement in a sampled trace gets a span.
+    if (sampledTraceId() === undefined || isSubmittable(args[0])) return original.apply(this, args);
     const span = startStatementSpan(this as ClientLike, args[0]);
     const inSpan = trace.setSpan(context.active(), span);
     const last = args.length - 1;
