@@ -232,11 +232,17 @@ describe('streamed task lists', () => {
     // own, which (opened after the write) answers another version: that response is cut. On a
     // loaded machine the detach may come before the write, or take the reader that read on; either
     // way every response is the shared snapshot's bytes, whole, or cut.
-    const bodies = [await reading.text().catch(() => null)];
-    expect(await streamReads('detached')).toBe(detachedBefore + 1);
-    bodies.push(await stopped.text().catch(() => null));
-    for (const body of bodies) if (body !== null) expect(body === expected.json).toBe(true);
-    expect(bodies.filter((body) => body === null).length).toBeLessThanOrEqual(1);
+    // Each body as what a failure should show: whole (the shared snapshot's bytes), cut (why), or other bytes.
+    const outcome = (response: Response): Promise<string> =>
+      response.text().then(
+        (body) => (body === expected.json ? 'whole' : `other bytes (${body.length} of ${expected.json.length})`),
+        (error: unknown) => `cut: ${String((error as Error).cause ?? error)}`,
+      );
+    const outcomes = [await outcome(reading)];
+    expect(await streamReads('detached'), `detached reads (the reading client's body: ${outcomes[0]})`).toBe(detachedBefore + 1);
+    outcomes.push(await outcome(stopped));
+    expect(outcomes.filter((body) => body !== 'whole' && !body.startsWith('cut: ')), outcomes.join('; ')).toEqual([]);
+    expect(outcomes.filter((body) => body.startsWith('cut: ')).length, outcomes.join('; ')).toBeLessThanOrEqual(1);
     expect(await pollUntil(openSnapshots, (open) => open === 0, { timeoutMs: 10_000 })).toBe(0);
   });
 
