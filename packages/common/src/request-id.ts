@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { context } from '@opentelemetry/api';
+import { lazyChildLoggerFactory } from './request-logger.js';
 import { endHttpServerSpan, recordHttpServerError, startHttpServerSpan, withHttpServerContext, type HttpRequestLike } from './http-server-span.js';
 
 /**
@@ -76,11 +77,13 @@ export function requestIdInterceptor(): grpc.Interceptor {
 /**
  * The request-id options of an HTTP edge's fastify instance: no header taken as it is
  * (`requestIdHeader: false`) and `genReqId` applies the rule above. The request logger binds it as
- * `reqId` (`requestIdLogField`, fastify's default label; a LogController's `requestIdLogLabel`).
+ * `reqId` (`requestIdLogField`, fastify's default label; a LogController's `requestIdLogLabel`),
+ * made when the request first writes a line (request-logger.ts).
  */
 export const fastifyRequestIdOptions = {
   requestIdHeader: false,
   genReqId: (request: { headers: Record<string, string | string[] | undefined> }): string => requestIdOf(request.headers[requestIdHeader]),
+  childLoggerFactory: lazyChildLoggerFactory,
 } as const;
 
 type Done = () => void;
