@@ -3,11 +3,20 @@ import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace
 import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { context, isSpanContextValid, ROOT_CONTEXT, SpanKind, trace, TraceFlags } from '@opentelemetry/api';
 import { suppressTracing } from '@opentelemetry/core';
-import { AlwaysOnSampler, InMemorySpanExporter, ParentBasedSampler, SimpleSpanProcessor, type ReadableSpan, type Sampler } from '@opentelemetry/sdk-trace';
+import {
+  AlwaysOnSampler,
+  InMemorySpanExporter,
+  ParentBasedSampler,
+  SamplingDecision,
+  SimpleSpanProcessor,
+  TraceIdRatioBasedSampler,
+  type ReadableSpan,
+  type Sampler,
+} from '@opentelemetry/sdk-trace';
 import { describe, expect, it } from 'vitest';
 import { projectTracer, traceparentOf } from './trace-context.js';
 import { loadTracingConfig } from './tracing-config.js';
-import { exporterOf, samplerOf, startTraceSdk, unsampledParentsDecide } from './tracing-sdk.js';
+import { exporterOf, newTraceSamplerOf, samplerOf, startTraceSdk, unsampledParentsDecide } from './tracing-sdk.js';
 
 describe('the trace SDK as tracing.ts starts it', () => {
   it('samples as OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG say (default: parent-based, 10 % of new traces)', () => {
@@ -43,10 +52,11 @@ describe('children of an unsampled parent (parent-based samplers)', () => {
     unsampledParentsDecide: boolean,
     work: () => T,
     sampler: Sampler = new ParentBasedSampler({ root: new AlwaysOnSampler() }),
+    newTraceSampler?: Sampler,
   ): Promise<{ result: T; exported: ReadableSpan[] }> {
     const exporter = new InMemorySpanExporter();
     const processor = new SimpleSpanProcessor({ exporter });
-    const stop = startTraceSdk({ spanProcessors: [processor], sampler, unsampledParentsDecide });
+    const stop = startTraceSdk({ spanProcessors: [processor], sampler, unsampledParentsDecide, newTraceSampler });
     try {
       const result = work();
       await processor.forceFlush();
@@ -110,5 +120,55 @@ describe('children of an unsampled parent (parent-based samplers)', () => {
     const { exported } = await withSdk(false, () => projectTracer().startSpan('child', {}, remoteParent(0)).end(), samplerOf(loadTracingConfig({ OTEL_TRACES_SAMPLER: 'always_on' })));
     expect(exported.map((span) => span.parentSpanContext?.spanId)).toEqual([parentId]);
     expect([unsampledParentsDecide(loadTracingConfig({})), unsampledParentsDecide(loadTracingConfig({ OTEL_TRACES_SAMPLER: 'traceidratio' }))]).toEqual([true, false]);
+  });
+
+  it('new traces the parent-based ratio drops are not built by the SDK; the ones it keeps are, under the trace id it kept', async () => {
+    const ratio = new TraceIdRatioBasedSampler(0.5);
+    let sdkRootDecisions = 0;
+    // The SDK's sampler, counting the new traces it is asked about.
+    const sdkSampler: Sampler = {
+      shouldSample: (...args) => {
+        if (trace.getSpanContext(args[0]) === undefined) sdkRootDecisions += 1;
+        return new ParentBasedSampler({ root: ratio }).shouldSample(...args);
+      },
+      toString: () => 'counting',
+    };
+    const { result: spans, exported } = await withSdk(
+      true,
+      () =>
+        Array.from({ length: 400 }, (_, i) => {
+          const span = i % 2 === 0 ? projectTracer().startSpan(`root ${i}`, { kind: SpanKind.SERVER }) : projectTracer().startSpan(`root ${i}`, { root: true }, remoteParent(0));
+          const recording = span.isRecording();
+          span.end();
+          return { span, recording };
+        }),
+      sdkSampler,
+      ratio,
+    );
+    const kept = spans.filter((root) => root.recording).map((root) => root.span);
+    const dropped = spans.filter((root) => !root.recording).map((root) => root.span);
+    // Each decision is the ratio's on the span's own trace id, as the SDK's would be.
+    for (const { span, recording } of spans) {
+      expect(recording).toBe(ratio.shouldSample(ROOT_CONTEXT, span.spanContext().traceId).decision === SamplingDecision.RECORD_AND_SAMPLED);
+    }
+    expect(kept.length).toBeGreaterThan(100);
+    expect(dropped.length).toBeGreaterThan(100);
+    // The SDK was asked about the kept ones only, and exported each of them.
+    expect(sdkRootDecisions).toBe(kept.length);
+    expect(exported.map((span) => span.name).sort()).toEqual(kept.map((span) => (span as unknown as ReadableSpan).name).sort());
+    // A dropped root: valid new ids (never the remote parent's trace), flags 00.
+    for (const span of dropped) {
+      expect(isSpanContextValid(span.spanContext())).toBe(true);
+      expect(span.spanContext().traceFlags).toBe(TraceFlags.NONE);
+      expect(span.spanContext().traceId).not.toBe(traceId);
+    }
+    expect(new Set(spans.map((root) => root.span.spanContext().traceId)).size).toBe(spans.length);
+  });
+
+  it('is on for the default sampler only (parent-based ratio)', () => {
+    expect(newTraceSamplerOf(loadTracingConfig({}))?.toString()).toBe('TraceIdRatioBased{0.1}');
+    for (const sampler of ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off']) {
+      expect(newTraceSamplerOf(loadTracingConfig({ OTEL_TRACES_SAMPLER: sampler }))).toBeUndefined();
+    }
   });
 });
