@@ -47,7 +47,10 @@ export function startHttpServerSpan(request: HttpRequestLike): Context | undefin
   if (!tracingStarted()) return undefined;
   const route = request.routeOptions?.url;
   if (route !== undefined && untracedRoutes.has(route)) return undefined;
-  const parent = propagation.extract(ROOT_CONTEXT, request.headers);
+  // The propagators tracing-sdk.ts installs (W3C trace context and baggage) read these two headers
+  // (tracestate only beside a traceparent): without either there is nothing to extract.
+  const headers = request.headers;
+  const parent = headers.traceparent === undefined && headers.baggage === undefined ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, headers);
   // No attributes at start: the SDK sanitizes those before it samples, and our samplers never read them.
   const span = projectTracer().startSpan(route === undefined ? request.method : `${request.method} ${route}`, { kind: SpanKind.SERVER }, parent);
   if (span.isRecording()) {

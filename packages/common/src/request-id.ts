@@ -88,23 +88,36 @@ export const fastifyRequestIdOptions = {
 
 type Done = () => void;
 
+/** The request's context store, kept on the request so that a hook can tell whether it already runs in it. */
+const kRequestStore = Symbol('tws.requestContext');
+
+interface WithRequestStore {
+  [kRequestStore]?: RequestContext;
+}
+
 /**
  * The hooks of an HTTP edge's request-id plugin. `onRequest` answers with the id (every response,
  * errors included, carries it), starts the request's trace span (http-server-span.ts) and enters
- * the request's context; `preValidation` enters it again, because the body arrives in the socket's
- * async context, not the request's (the pattern of @fastify/request-context), so the handler and
- * its gRPC calls run in it. `onResponse` and `onRequestAbort` end the span; `onError` records a
- * failure on it.
+ * the request's context; `preValidation` enters it again when it runs outside it, because a body
+ * arrives in the socket's async context, not the request's (the pattern of @fastify/request-context),
+ * so the handler and its gRPC calls run in it. `onResponse` and `onRequestAbort` end the span;
+ * `onError` records a failure on it.
  */
 export const requestIdHooks = {
   onRequest(request: HttpRequestLike & { id: string }, reply: { header(name: string, value: string): unknown }, done: Done): void {
     reply.header(requestIdHeader, request.id);
+    const store: RequestContext = { requestId: request.id };
+    (request as WithRequestStore)[kRequestStore] = store;
     const traced = startHttpServerSpan(request);
-    if (traced === undefined) runWithRequestId(request.id, done);
-    else context.with(traced, () => runWithRequestId(request.id, done));
+    if (traced === undefined) requestContext.run(store, done);
+    else context.with(traced, () => requestContext.run(store, done));
   },
   preValidation(request: { id: string }, _reply: unknown, done: Done): void {
-    withHttpServerContext(request, () => runWithRequestId(request.id, done));
+    // A request without a body gets here inside onRequest's context (fastify goes on synchronously);
+    // only one whose body arrived since is in the socket's.
+    const store = (request as WithRequestStore)[kRequestStore];
+    if (store !== undefined && requestContext.getStore() === store) done();
+    else withHttpServerContext(request, () => requestContext.run(store ?? { requestId: request.id }, done));
   },
   onResponse(request: object, reply: { statusCode: number }, done: Done): void {
     endHttpServerSpan(request, reply.statusCode);

@@ -50,11 +50,12 @@ function accessLine(request: FastifyRequest, reply: FastifyReply): Record<string
  */
 async function accessLogPlugin(app: FastifyInstance, options: { config: GatewayConfig }): Promise<void> {
   const policy: AccessLogPolicy = { sampleRatio: options.config.ACCESS_LOG_SAMPLE_RATIO, slowMs: options.config.ACCESS_LOG_SLOW_MS };
-  app.addHook('onResponse', async (request, reply) => {
-    if (request.routeOptions.config.rateLimit === false) return;
-    if (!shouldLog(policy, reply.statusCode, reply.elapsedTime)) return;
+  app.addHook('onResponse', (request, reply, done) => {
     // In the request's trace context (onResponse runs in the socket's): the line carries its trace id.
-    withHttpServerContext(request, () => request.log.info(accessLine(request, reply), 'access'));
+    if (request.routeOptions.config.rateLimit !== false && shouldLog(policy, reply.statusCode, reply.elapsedTime)) {
+      withHttpServerContext(request, () => request.log.info(accessLine(request, reply), 'access'));
+    }
+    done();
   });
 }
 

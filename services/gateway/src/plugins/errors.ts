@@ -97,10 +97,9 @@ function registerBodyParsers(app: FastifyInstance): void {
 async function errorsPlugin(app: FastifyInstance): Promise<void> {
   registerBodyParsers(app);
   // A query parameter holding U+0000 (percent-encoded in the URL) is refused like a body field.
-  app.addHook('preValidation', async (request) => {
-    if (!request.url.includes('%00')) return;
-    const path = findNul(request.query);
-    if (path !== undefined) throw new HttpError(400, `querystring${path}: ${nulMessage}`);
+  app.addHook('preValidation', (request, _reply, done) => {
+    const path = request.url.includes('%00') ? findNul(request.query) : undefined;
+    done(path === undefined ? undefined : new HttpError(400, `querystring${path}: ${nulMessage}`));
   });
 
   app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {

@@ -67,8 +67,9 @@ async function rateLimitPlugin(app: FastifyInstance, options: { config: GatewayC
   if (!limits.requests.enabled) return;
   const policy = limits.requests.policy;
   // Every answer to a charged request, 429 and other errors included (onSend runs for those too).
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     if (request.rateLimitDecision) void reply.headers(rateLimitHeaders(policy, request.rateLimitDecision));
+    done(null, payload);
   });
   const limitByClientIp = async (request: FastifyRequest): Promise<void> => enforce(request, limits.requests, ipKey(request));
   app.addHook('onRoute', (route) => {
