@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { context } from '@opentelemetry/api';
-import { actorFromBytes, encodeCurrentActor, runWithActor, systemActor } from './audit/actor.js';
+import { encodeCurrentActor, runWithEncodedActor } from './audit/actor.js';
 import { failureStatus } from './grpc-server.js';
 import { currentRequestId, isSaneRequestId, runWithRequestId } from './request-id.js';
 import { activeTraceIds, contextOfTraceparent, currentTraceparent, isSaneTraceparent } from './trace-context.js';
@@ -29,7 +29,7 @@ export function currentBatchItemOrigin(): BatchItemOrigin {
  * `system`, never the actor of the request that opened the coalesced call).
  */
 export function runAsItemOrigin<T>(origin: Partial<BatchItemOrigin> | null | undefined, fn: () => T): T {
-  const asActor = (): T => runWithActor(actorFromBytes(origin?.actor) ?? systemActor, fn);
+  const asActor = (): T => runWithEncodedActor(origin?.actor, fn);
   const requestId = origin?.requestId;
   return isSaneRequestId(requestId) ? runWithRequestId(requestId, asActor) : asActor();
 }

@@ -8,7 +8,7 @@ import type { GrpcServerMetrics } from './metrics.js';
 import { observeLatency } from './exemplars.js';
 import { isDatabaseUnavailable } from './db.js';
 import { requestIdFromMetadata, runWithRequestId } from './request-id.js';
-import { actorFromMetadata, runWithActor } from './audit/actor.js';
+import { runWithMetadataActor } from './audit/actor.js';
 import { endGrpcSpan, inGrpcServerContext, startGrpcServerSpan, type GrpcServerTrace } from './grpc-trace.js';
 
 export type UnaryHandler<Req, Res> = (request: Req, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>;
@@ -83,10 +83,9 @@ export function unary<Req, Res>(
   // it; and its trace context (grpc-trace.ts): the call's SERVER span, parent of what it does.
   return (call, callback) => {
     const requestId = requestIdFromMetadata(call.metadata);
-    const actor = actorFromMetadata(call.metadata);
     const traced = startGrpcServerSpan(options.service, method, call.metadata);
     const traceAndServe = (): void => inGrpcServerContext(traced, () => serve(call, callback, traced));
-    const withActor = actor === undefined ? traceAndServe : () => runWithActor(actor, traceAndServe);
+    const withActor = (): void => runWithMetadataActor(call.metadata, traceAndServe);
     if (requestId === undefined) withActor();
     else runWithRequestId(requestId, withActor);
   };

@@ -1,11 +1,21 @@
 import * as grpc from '@grpc/grpc-js';
 import { Registry } from 'prom-client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { callUnary, grpcClientOptions } from '../grpc-client.js';
 import { startGrpcServer, unary, type RunningGrpcServer } from '../grpc-server.js';
 import { createLogger } from '../logger.js';
 import { grpcServerMetrics } from '../metrics.js';
-import { actorMetadataKey, bindActor, currentActor, runWithActor, runWithActorSlot, systemActor, type AuditActor } from './actor.js';
+import {
+  actorMetadataKey,
+  AuditActor,
+  bindActor,
+  currentActor,
+  encodeCurrentActor,
+  runWithActor,
+  runWithActorSlot,
+  runWithEncodedActor,
+  systemActor,
+} from './actor.js';
 
 // A JSON-coded service whose handler answers with the actor it runs for.
 const definition: grpc.ServiceDefinition = {
@@ -81,5 +91,48 @@ describe('the audit actor across gRPC (edge context → client interceptor → s
     // A caller's own metadata wins over the context (as for x-request-id).
     const explicit = await runWithActor(key, () => who(sent(Buffer.from(JSON.stringify(systemActor)))));
     expect(explicit.actor).toEqual(systemActor);
+  });
+});
+
+describe('the actor a backend received', () => {
+  const key: AuditActor = { type: 'apiKey', id: '7c1d2e3f-0000-4000-8000-000000000003', name: 'importer' };
+  const encoded = Buffer.from(JSON.stringify(key), 'utf8');
+
+  it('is decoded when first asked for, and once: a call that writes no audit row never parses it', () => {
+    const parse = vi.spyOn(AuditActor, 'safeParse');
+    try {
+      runWithEncodedActor(encoded, () => undefined);
+      expect(parse).not.toHaveBeenCalled();
+      const seen = runWithEncodedActor(encoded, () => [currentActor(), currentActor()]);
+      expect(seen).toEqual([key, key]);
+      expect(parse).toHaveBeenCalledTimes(1);
+    } finally {
+      parse.mockRestore();
+    }
+  });
+
+  it('is passed on as it came; an edge encodes its own once for all its calls', () => {
+    expect(runWithEncodedActor(encoded, () => encodeCurrentActor())).toBe(encoded);
+    const [first, second] = runWithActor(key, () => [encodeCurrentActor(), encodeCurrentActor()]);
+    expect(first).toBe(second);
+    expect(JSON.parse(first!.toString('utf8'))).toEqual(key);
+    // Bound later (the web app): the new actor is what travels.
+    const person: AuditActor = { type: 'user', id: 'b1b2b3b4-0000-4000-8000-000000000004', name: null };
+    const rebound = runWithActorSlot(() => {
+      bindActor(key);
+      encodeCurrentActor();
+      bindActor(person);
+      return encodeCurrentActor().toString('utf8');
+    });
+    expect(JSON.parse(rebound)).toEqual(person);
+  });
+
+  it('is `system` when absent, oversized or malformed, and then not passed on; never the actor of the context around it', () => {
+    const cases = [undefined, Buffer.alloc(0), Buffer.from('{"type":'), Buffer.from(JSON.stringify({ ...key, name: 'n'.repeat(1_100) }))];
+    for (const value of cases) {
+      const [actor, passedOn] = runWithActor(key, () => runWithEncodedActor(value, () => [currentActor(), encodeCurrentActor()] as const));
+      expect(actor).toEqual(systemActor);
+      expect(passedOn.length).toBe(0);
+    }
   });
 });
