@@ -1,10 +1,14 @@
 import path from 'node:path';
 import { nodeFlags, repoRoot, runCommand, type Stack } from '@tws/devstack';
 import kafkajs, { Kafka, logLevel, type Admin } from 'kafkajs';
+import { installKafkaRequestQueueFix } from '@tws/common/kafka-request-queue';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TaskEventCollector } from '../support/faults/kafka-collector.js';
 import { countBy, instancesOf, sleep, stackWorkspace, startFaultStack, timedCall, type TimedResponse } from '../support/faults/stack.js';
 import { deadLetterTopic, redeliveryTopic, retryTopics, taskEventsTopic } from '@tws/contracts';
+
+// As in the services (createKafka): no 1 ms timer in each open kafkajs connection (kafka-request-queue.ts).
+installKafkaRequestQueueFix();
 
 const BURST_MS = 40_000;
 const KILL_AFTER_MS = 5_000;

@@ -6,12 +6,16 @@ import { startStack, type Stack } from '@tws/devstack';
 import { loadWebhooksProto } from '@tws/proto-types';
 import type { WebhooksServiceClient } from '@tws/proto-types/generated/webhooks/v1/WebhooksService';
 import { Kafka, logLevel } from 'kafkajs';
+import { installKafkaRequestQueueFix } from '@tws/common/kafka-request-queue';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { testServiceEnv } from '../support/test-env.js';
 import { taskEventMessage } from '../support/webhooks/fixtures.js';
 import { startReceiver, type TestReceiver } from '../support/webhooks/receiver.js';
 import { taskEventsTopic } from '@tws/contracts';
+
+// As in the services (createKafka): no 1 ms timer in each open kafkajs connection (kafka-request-queue.ts).
+installKafkaRequestQueueFix();
 
 /**
  * Issue #14, finding 3: deleting an endpoint stops its first attempts too, not only its retries, on

@@ -1,8 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, inject, it } from 'vitest';
 import { Kafka, logLevel } from 'kafkajs';
+import { installKafkaRequestQueueFix } from '@tws/common/kafka-request-queue';
 import pg from 'pg';
 import { stackS3Client } from '../support/s3.js';
+
+// As in the services (createKafka): no 1 ms timer in each open kafkajs connection (kafka-request-queue.ts).
+installKafkaRequestQueueFix();
 
 const stack = inject('stack');
 

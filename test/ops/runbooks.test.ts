@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { taskEventsTopic } from '@tws/contracts';
 import { Kafka, logLevel } from 'kafkajs';
+import { installKafkaRequestQueueFix } from '@tws/common/kafka-request-queue';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createWorkspace } from '../support/admin.js';
 import { api } from '../support/api.js';
@@ -12,6 +13,9 @@ import { createProject, keyOf } from '../support/fixtures.js';
 import { waitForLogLines } from '../support/service-logs.js';
 import { registerWebhook, waitForDeliveryLog } from '../support/webhooks/fixtures.js';
 import { startReceiver, type TestReceiver } from '../support/webhooks/receiver.js';
+
+// As in the services (createKafka): no 1 ms timer in each open kafkajs connection (kafka-request-queue.ts).
+installKafkaRequestQueueFix();
 
 /**
  * docs/runbooks.md tells an operator what to type at 3 a.m.; this test types it. Every command of

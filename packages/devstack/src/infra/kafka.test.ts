@@ -3,9 +3,13 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
+import { installKafkaRequestQueueFix } from '@tws/common/kafka-request-queue';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../processes.js';
 import { startKafka } from './kafka.js';
+
+// As in the services (createKafka): no 1 ms timer in each open kafkajs connection (kafka-request-queue.ts).
+installKafkaRequestQueueFix();
 
 describe('startKafka', () => {
   const logDir = mkdtempSync(path.join(os.tmpdir(), 'tws-kafka-test-'));

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { installKafkaRequestQueueFix } from '@tws/common/kafka-request-queue';
 import { Kafka, logLevel } from 'kafkajs';
 import { assetsDir, cacheDir } from '../paths.js';
 import { DevstackError, progress } from '../progress.js';
@@ -208,6 +209,8 @@ function brokerJavaOptions(nodes: number): string[] {
  * may ask any of them.
  */
 async function brokerAnswers(brokers: string[], expected: string[]): Promise<boolean> {
+  // Without it each admin's connection checks its empty request queue every millisecond while open.
+  installKafkaRequestQueueFix();
   const lists = async (asked: string[]): Promise<void> => {
     const admin = new Kafka({ brokers: asked, logLevel: logLevel.NOTHING, retry: { retries: 0 } }).admin();
     try {

@@ -4,9 +4,13 @@ import { createLogger } from '@tws/common';
 import { waitUntil } from '@tws/devstack';
 import { Registry } from 'prom-client';
 import { Kafka, logLevel, PartitionAssigners, type Consumer } from 'kafkajs';
+import { installKafkaRequestQueueFix } from '@tws/common/kafka-request-queue';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createWebhookMetrics } from '../../metrics.js';
 import { TrackedConsumer, type IncomingMessage } from './runner.js';
+
+// As in the services (createKafka): no 1 ms timer in each open kafkajs connection (kafka-request-queue.ts).
+installKafkaRequestQueueFix();
 
 /**
  * Against the test stack's Kafka. A consumer group whose other member speaks another assignment
