@@ -21,7 +21,6 @@ export * from './concurrency.js';
 export * from './keyed-batcher.js';
 export * from './periodic.js';
 export * from './request-id.js';
-export * from './request-logger.js';
 export * from './entity-tag.js';
 export * from './platform-metrics.js';
 export * from './trace-context.js';

@@ -98,10 +98,14 @@ export function currentActor(): AuditActor {
   return (slot === undefined ? undefined : actorOf(slot)) ?? systemActor;
 }
 
-/** Runs `fn` on behalf of the actor in a call's metadata (decoded when first asked for; see runWithEncodedActor). */
+/**
+ * Runs `fn` on behalf of the actor in a call's metadata (decoded when first asked for; see
+ * runWithEncodedActor). A call that carries none runs as it is (no context entered): a call
+ * handler starts outside any actor, so `currentActor()` is `system` there already.
+ */
 export function runWithMetadataActor<T>(metadata: grpc.Metadata, fn: () => T): T {
   const [value] = metadata.get(actorMetadataKey);
-  return runWithEncodedActor(value, fn);
+  return isBoundedActor(value) ? runWithEncodedActor(value, fn) : fn();
 }
 
 /**
