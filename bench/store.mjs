@@ -47,7 +47,7 @@ try {
       payload,
     }));
     let started = performance.now();
-    const work = await store.fanOut(events);
+    const { work } = await store.fanOut(events);
     const fanOutMs = performance.now() - started;
     started = performance.now();
     for (let i = 0; i < work.length; i += attemptBatch) {
