@@ -49,6 +49,31 @@ describe('EndpointPace', () => {
     expect(endpoints.capacity('slow')).toBe(100); // below its concurrency nothing waits
   });
 
+  it('keeps the whole limit for an endpoint whose attempts take under half the wait (a busy replica, not a slow endpoint)', () => {
+    vi.useFakeTimers();
+    const endpoints = pace();
+    const first = endpoints.enter('busy');
+    const ended = endpoints.started(first);
+    vi.advanceTimersByTime(700);
+    ended();
+    endpoints.leave(first);
+    const running = Array.from({ length: 4 }, () => endpoints.enter('busy'));
+    const ends = running.map((ticket) => endpoints.started(ticket));
+    for (let index = 0; index < 40; index++) endpoints.enter('busy');
+    vi.advanceTimersByTime(900);
+    // 700 ms a finished attempt, 900 ms the oldest in flight: not paced (that would be 4 × 2 s / 0.9 s = 8).
+    expect(endpoints.capacity('busy')).toBe(100);
+    expect(endpoints.room('busy')).toBe(56);
+    for (const [index, end] of ends.entries()) {
+      end();
+      endpoints.leave(running[index]!);
+    }
+    // The wait rule still holds at that pace: nothing more once the oldest waiting delivery waited 2 s.
+    expect(endpoints.room('busy')).toBe(60);
+    vi.advanceTimersByTime(1_101);
+    expect(endpoints.room('busy')).toBe(0);
+  });
+
   it('takes nothing more once its oldest waiting delivery waited too long (starved by its workspace)', () => {
     vi.useFakeTimers();
     const endpoints = pace();

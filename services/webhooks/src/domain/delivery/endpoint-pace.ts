@@ -36,6 +36,13 @@ const maxRemembered = 10_000;
  * burst; a hanging one holds about its concurrency, and the rest of its work is parked. O(1) per
  * delivery; the age check reads at most `concurrency` entries, only when the endpoint is at its
  * concurrency.
+ *
+ * The pace counts only from `slowPaceMs` (half of `maxQueueWaitMs`, 1 s by default): a duration is
+ * measured in this process, so it holds this replica's own latency too, and on a saturated machine
+ * an endpoint that answers at once took 160–720 ms an attempt (bench, two replicas, load 5 on two
+ * cores). Paced by that, it was parked at 74–189 deliveries, its backlog (an extra write and two
+ * reads per delivery, drained at that same pace) grew faster than it drained, and the replica never
+ * left it while the load lasted. Below the floor only `queueLimit` and the wait rule bound the queue.
  */
 export class EndpointPace {
   private readonly endpoints = new Map<string, EndpointState>();
@@ -56,7 +63,7 @@ export class EndpointPace {
     if (oldestWaiting && now - oldestWaiting.enteredAt > maxQueueWaitMs) return 0;
     let paceMs = state.averageMs ?? 0;
     for (const ticket of state.running) paceMs = Math.max(paceMs, now - (ticket.startedAt ?? now));
-    if (paceMs <= 0) return queueLimit;
+    if (paceMs < maxQueueWaitMs / 2) return queueLimit;
     // What it finishes within maxQueueWaitMs at its pace (concurrency attempts per paceMs), at least one.
     return Math.max(1, Math.min(queueLimit, Math.floor((concurrency * maxQueueWaitMs) / paceMs)));
   }
