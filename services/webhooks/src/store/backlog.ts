@@ -26,6 +26,18 @@ export interface ShardLease extends ShardKey {
   owner: string;
 }
 
+/** Where a parked delivery stands in its endpoint's backlog (created_at as Postgres writes it, and id). */
+export interface BacklogPlace {
+  createdAt: string;
+  id: string;
+}
+
+export interface ParkedDelivery {
+  id: string;
+  shard: number;
+  place: BacklogPlace;
+}
+
 /**
  * Endpoint backlogs in Postgres: deliveries parked because their endpoint already held as much work
  * as a replica gives it (see migrations/005). Parking is the durable hand-off that lets the Kafka
@@ -119,16 +131,21 @@ export class BacklogStore {
 
   /**
    * The oldest parked deliveries of an endpoint in these shards, skipping those already being
-   * attempted here, with their shard. Walks the endpoint's parked rows in order (deliveries_parked_idx)
-   * and keeps those of the shards.
+   * attempted here, with their shard and their place in the backlog (`after` of the next call).
+   * Walks the endpoint's parked rows in order (deliveries_parked_idx) and keeps those of the shards;
+   * with `after`, from just past that place (a drainer's walk through a backlog bigger than one batch
+   * does not read again, each batch, the rows it handed out and the entries their attempts left dead).
    */
-  async oldest(endpointId: string, shards: number[], skip: string[], limit: number): Promise<Array<{ id: string; shard: number }>> {
-    const { rows } = await this.pool.query<{ id: string; shard: number }>({
-      text: `SELECT d.id, ${shardOf('ev.task_id')} AS shard FROM deliveries d JOIN events ev ON ev.id = d.event_id
+  async oldest(endpointId: string, shards: number[], skip: string[], limit: number, after?: BacklogPlace): Promise<ParkedDelivery[]> {
+    const { rows } = await this.pool.query<{ id: string; shard: number; created_at: string }>({
+      // created_at as text: a backlog place keeps its microseconds (a Date would drop them, and the
+      // deliveries of one fan-out are a microsecond apart).
+      text: `SELECT d.id, ${shardOf('ev.task_id')} AS shard, d.created_at::text AS created_at FROM deliveries d JOIN events ev ON ev.id = d.event_id
        WHERE d.endpoint_id = $1 AND d.parked AND NOT (d.id = ANY ($2::uuid[])) AND ${shardOf('ev.task_id')} = ANY ($4::int[])
+       ${after ? 'AND (d.created_at, d.id) > ($5::timestamptz, $6::uuid)' : ''}
        ORDER BY d.created_at, d.id LIMIT $3`,
-      values: [endpointId, skip, limit, shards],
+      values: [endpointId, skip, limit, shards, ...(after ? [after.createdAt, after.id] : [])],
     });
-    return rows;
+    return rows.map((row) => ({ id: row.id, shard: row.shard, place: { createdAt: row.created_at, id: row.id } }));
   }
 }

@@ -4,7 +4,7 @@ import { createLogger, createPool, runMigrations, type Pool } from '@tws/common'
 import { waitUntil } from '@tws/devstack';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { DeliveryPipeline } from '../domain/delivery/pipeline.js';
-import { BacklogStore, backlogShards } from '../store/backlog.js';
+import { BacklogStore, backlogShards, type BacklogPlace } from '../store/backlog.js';
 import { DeliveryStore, type DeliveryWork, type IncomingEvent } from '../store/deliveries.js';
 import { BacklogDrainer } from './backlog-drainer.js';
 
@@ -74,6 +74,17 @@ describe('BacklogDrainer: a backlog drained in shards', () => {
     return endpointId;
   }
 
+  /** `count` more (unparked) deliveries of the endpoint, of new events of one task; their ids. */
+  async function endpointWithBacklogRows(endpointId: string, count: number): Promise<string[]> {
+    const { rows } = await pool.query<{ workspace_id: string }>('SELECT workspace_id FROM endpoints WHERE id = $1', [endpointId]);
+    const workspaceId = rows[0]!.workspace_id;
+    const events = Array.from({ length: count }, () => ({ id: `evt_${randomUUID()}`, workspaceId, type: 'task.updated', taskId: 'task-late', payload: Buffer.from('{}') }));
+    const { work } = await store.fanOut(events);
+    return work.map((item) => item.deliveryId);
+  }
+
+  const backlogShardsList = (): number[] => Array.from({ length: backlogShards }, (_, shard) => shard);
+
   const parkedOf = async (endpointId: string): Promise<number> =>
     Number((await pool.query<{ n: string }>('SELECT count(*) AS n FROM deliveries WHERE endpoint_id = $1 AND parked', [endpointId])).rows[0]!.n);
 
@@ -127,6 +138,67 @@ describe('BacklogDrainer: a backlog drained in shards', () => {
     }
     expect(attempted).toHaveLength(16 * 2);
     expect(backlogShards).toBeGreaterThan(1);
+  });
+
+  it('pages through a backlog from a place, to the microsecond (one fan-out\'s deliveries are a microsecond apart)', async () => {
+    const endpointId = await endpointWithBacklog(3, 4);
+    const all = backlogShardsList();
+    const whole = await backlog.oldest(endpointId, all, [], 100);
+    expect(whole.map((row) => row.id)).toHaveLength(12);
+    const paged: string[] = [];
+    let after: BacklogPlace | undefined;
+    for (;;) {
+      const page = await backlog.oldest(endpointId, all, [], 5, after);
+      paged.push(...page.map((row) => row.id));
+      if (page.length < 5) break;
+      after = page.at(-1)!.place;
+    }
+    expect(paged).toEqual(whole.map((row) => row.id));
+    // The places differ below the millisecond: a Date would have lost what orders them.
+    expect(new Set(whole.map((row) => row.place.createdAt.slice(0, 23))).size).toBeLessThan(12);
+    await pool.query('UPDATE deliveries SET parked = false WHERE endpoint_id = $1', [endpointId]);
+  });
+
+  it('walks on from where its last batch ended, and from the oldest row again at the end (a delivery parked behind the walk is drained too)', async () => {
+    const endpointId = await endpointWithBacklog(4, 5);
+    const calls: Array<{ after: BacklogPlace | undefined; ids: string[] }> = [];
+    const spied = Object.create(backlog) as BacklogStore;
+    spied.oldest = async (...args: Parameters<BacklogStore['oldest']>) => {
+      const rows = await backlog.oldest(...args);
+      // Only this endpoint's walk (a backlog other tests left would be drained too).
+      if (args[0] === endpointId) calls.push({ after: args[4], ids: rows.map((row) => row.id) });
+      return rows;
+    };
+    // Attempts that end only when let go: every batch stays in flight while the walk goes on.
+    const attempted: Attempted[] = [];
+    let letGo: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => (letGo = resolve));
+    const pipeline = recordingPipeline(pool, 'walker', attempted);
+    const slow = { ...pipeline, inFlight: 0, freeSlots: () => 5, forgetParked: () => undefined, process: async (work: DeliveryWork) => {
+      await released;
+      await pipeline.process(work, 1);
+    } } as unknown as DeliveryPipeline;
+    const drainer = new BacklogDrainer({ backlog: spied, store, pipeline: slow, logger, maxPending: 1_000, intervalMs: 20, shareGraceMs: 0, rewalkMs: 400 });
+    drainer.start();
+    try {
+      await waitUntil('four batches handed out', async () => calls.filter((call) => call.ids.length === 5).length >= 4, { timeoutMs: 10_000, intervalMs: 10 });
+      // A delivery parked behind the walk: older than all of it.
+      const [straggler] = await endpointWithBacklogRows(endpointId, 1);
+      await pool.query(`UPDATE deliveries SET parked = true, created_at = now() - interval '1 hour' WHERE id = $1`, [straggler]);
+      letGo();
+      await waitUntil('the backlog drained', async () => (await parkedOf(endpointId)) === 0, { timeoutMs: 30_000, intervalMs: 50 });
+    } finally {
+      letGo();
+      await drainer.stop(5_000);
+    }
+    // Each batch after the first began where the one before ended; nothing was handed out twice.
+    const batches = calls.filter((call) => call.ids.length > 0);
+    for (const [index, call] of batches.slice(0, 4).entries()) {
+      expect(call.after?.id).toBe(index === 0 ? undefined : batches[index - 1]!.ids.at(-1));
+    }
+    const handed = batches.flatMap((call) => call.ids);
+    expect(new Set(handed).size).toBe(handed.length);
+    expect(attempted).toHaveLength(4 * 5 + 1);
   });
 
   it('leaves an endpoint whose backlog an older replica holds (its own lease owner) to it', async () => {
