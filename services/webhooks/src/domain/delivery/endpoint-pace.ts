@@ -37,7 +37,7 @@ const maxRemembered = 10_000;
  * delivery; the age check reads at most `concurrency` entries, only when the endpoint is at its
  * concurrency.
  *
- * The pace counts only from `slowPaceMs` (half of `maxQueueWaitMs`, 1 s by default): a duration is
+ * The pace counts only from half of `maxQueueWaitMs` (1 s by default): an attempt's duration is
  * measured in this process, so it holds this replica's own latency too, and on a saturated machine
  * an endpoint that answers at once took 160–720 ms an attempt (bench, two replicas, load 5 on two
  * cores). Paced by that, it was parked at 74–189 deliveries, its backlog (an extra write and two
