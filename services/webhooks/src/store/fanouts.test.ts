@@ -1,22 +1,32 @@
 import { randomUUID } from 'node:crypto';
-import { createPool, type Pool } from '@tws/common';
+import { fileURLToPath } from 'node:url';
+import { createLogger, createPool, runMigrations, type Pool } from '@tws/common';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DeliveryStore, type IncomingEvent } from './deliveries.js';
 import { fanOutShards, FanOutStore } from './fanouts.js';
 
-/** Against the test stack's Postgres (schema webhooks), in workspaces of their own; batches of 10. */
+/**
+ * Against the test stack's Postgres, in a schema of its own made by the service's migrations (the
+ * stack's webhooks service expands the fan-outs of its own schema: in `webhooks` it took and finished
+ * an empty shard of these cursors while a test was still reading them); batches of 10.
+ */
 describe('batched fan-out (FanOutStore)', () => {
+  const schema = `webhooks_fanouts_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
   let pool: Pool;
   let deliveries: DeliveryStore;
   let fanOuts: FanOutStore;
 
-  beforeAll(() => {
-    pool = createPool({ url: inject('stack').databaseUrl, schema: 'webhooks', applicationName: 'webhooks-fanout-test', max: 2 });
+  beforeAll(async () => {
+    const { databaseUrl } = inject('stack');
+    const logger = createLogger('fanouts-test', 'silent');
+    await runMigrations({ url: databaseUrl, schema, directory: fileURLToPath(new URL('../../migrations', import.meta.url)), logger });
+    pool = createPool({ url: databaseUrl, schema, applicationName: 'webhooks-fanout-test', max: 2 });
     deliveries = new DeliveryStore(pool, 10);
     fanOuts = new FanOutStore(pool);
   });
   afterAll(async () => {
-    await pool.end();
+    await pool?.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await pool?.end();
   });
 
   /** `count` endpoints, all in shard 0 (ids starting with 0). */
