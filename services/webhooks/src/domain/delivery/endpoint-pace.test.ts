@@ -1,6 +1,15 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EndpointPace } from './endpoint-pace.js';
 
+/** One attempt of `endpointId` that takes `ms` (fake timers), from entering to leaving. */
+function attemptTaking(endpoints: EndpointPace, endpointId: string, ms: number): void {
+  const ticket = endpoints.enter(endpointId);
+  const ended = endpoints.started(ticket);
+  vi.advanceTimersByTime(ms);
+  ended();
+  endpoints.leave(ticket);
+}
+
 describe('EndpointPace', () => {
   afterEach(() => vi.useRealTimers());
   const pace = () => new EndpointPace({ concurrency: 4, queueLimit: 100, maxQueueWaitMs: 2_000 });
@@ -8,13 +17,7 @@ describe('EndpointPace', () => {
   it('lets a fast endpoint queue up to the limit', () => {
     vi.useFakeTimers();
     const endpoints = pace();
-    for (let index = 0; index < 10; index++) {
-      const ticket = endpoints.enter('fast');
-      const ended = endpoints.started(ticket);
-      vi.advanceTimersByTime(10);
-      ended();
-      endpoints.leave(ticket);
-    }
+    for (let index = 0; index < 10; index++) attemptTaking(endpoints, 'fast', 10);
     for (let index = 0; index < 50; index++) endpoints.enter('fast');
     // 10 ms per attempt, 4 at a time: 2 s of queue is far beyond the limit.
     expect(endpoints.load('fast')).toBe(50);
@@ -37,11 +40,7 @@ describe('EndpointPace', () => {
   it('learns a slow pace from ended attempts', () => {
     vi.useFakeTimers();
     const endpoints = pace();
-    const first = endpoints.enter('slow');
-    const ended = endpoints.started(first);
-    vi.advanceTimersByTime(1_000);
-    ended();
-    endpoints.leave(first);
+    attemptTaking(endpoints, 'slow', 1_000);
     const tickets = Array.from({ length: 4 }, () => endpoints.enter('slow'));
     // 1 s per attempt, 4 at a time: it finishes 8 within 2 s.
     expect(endpoints.capacity('slow')).toBe(8);
@@ -52,11 +51,7 @@ describe('EndpointPace', () => {
   it('keeps the whole limit for an endpoint whose attempts take under half the wait (a busy replica, not a slow endpoint)', () => {
     vi.useFakeTimers();
     const endpoints = pace();
-    const first = endpoints.enter('busy');
-    const ended = endpoints.started(first);
-    vi.advanceTimersByTime(700);
-    ended();
-    endpoints.leave(first);
+    attemptTaking(endpoints, 'busy', 700);
     const running = Array.from({ length: 4 }, () => endpoints.enter('busy'));
     const ends = running.map((ticket) => endpoints.started(ticket));
     for (let index = 0; index < 40; index++) endpoints.enter('busy');
@@ -96,13 +91,7 @@ describe('EndpointPace concurrency', () => {
     vi.advanceTimersByTime(40);
     endedQuick();
     expect(endpoints.concurrency('e')).toBe(32);
-    for (let index = 0; index < 20; index++) {
-      const ticket = endpoints.enter('e');
-      const ended = endpoints.started(ticket);
-      vi.advanceTimersByTime(10_000);
-      ended();
-      endpoints.leave(ticket);
-    }
+    for (let index = 0; index < 20; index++) attemptTaking(endpoints, 'e', 10_000);
     // 10 s per attempt: 32 × 2 s / 10 s.
     expect(endpoints.concurrency('e')).toBe(6);
   });
