@@ -11,6 +11,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { auditRecord, listAudit, recordAudit, type Queryable } from '@tws/common';
 import { createWorkspace, type TestWorkspace } from '../support/admin.js';
+import { seqScansIn, underAutoExplain } from '../support/auto-explain.js';
 import { createProject, createTask, keyOf, type CreatedProject } from '../support/fixtures.js';
 import { findApiKeyByHash, touchApiKey } from '../../services/tasks/src/store/api-keys.js';
 import { listTaskComments } from '../../services/tasks/src/store/comments.js';
@@ -100,8 +101,7 @@ describe('hot statements of the tasks store use indexes', () => {
 
   /** The relations a plan still reads with a Seq Scan when sequential scans are priced out (no index can answer). */
   async function seqScansOf(statement: Statement, planCacheMode: 'force_custom_plan' | 'force_generic_plan'): Promise<string[]> {
-    const plan = await planOf(statement, planCacheMode);
-    return [...plan.matchAll(/"Node Type":"Seq Scan"[^{}]*?"Relation Name":"(\w+)"/g)].map((match) => match[1]!);
+    return seqScansIn(await planOf(statement, planCacheMode));
   }
 
   it('every statement of a GET, PATCH, list, comment, auth and outbox relay walks indexes only', async () => {
@@ -167,18 +167,6 @@ describe('hot statements of the tasks store use indexes', () => {
   });
 
   it('creating a task: every statement create_tasks runs inside (plpgsql, foreign-key checks) walks indexes (auto_explain)', async () => {
-    // auto_explain sends the plan of each nested statement to this client as a LOG message.
-    const plans: string[] = [];
-    const onNotice = (message: { message?: string }): void => {
-      if (message.message?.includes('"Plan"')) plans.push(message.message);
-    };
-    // A session of its own: the seeding INSERT of beforeAll planned the foreign-key checks of tasks
-    // (projects, sections, statuses) in `db`'s session, with sequential scans allowed, and Postgres
-    // keeps those plans for the session; here every plan is made under enable_seqscan = off.
-    const session = new pg.Client({ connectionString: inject('stack').databaseUrl });
-    await session.connect();
-    await session.query('SET search_path TO tasks, public');
-    session.on('notice', onNotice);
     const item = {
       id: '00000000-0000-4000-8000-0000000000a1',
       name: 'Created under auto_explain',
@@ -190,22 +178,15 @@ describe('hot statements of the tasks store use indexes', () => {
       traceparent: null,
       audit: auditRecord({ workspaceId: ws.workspace.id, action: 'task.created', resourceType: 'task', resourceId: '00000000-0000-4000-8000-0000000000a1' }),
     } as unknown as NewTask;
-    await session.query('BEGIN');
-    try {
-      await session.query("LOAD 'auto_explain'");
-      for (const setting of ['auto_explain.log_min_duration = 0', 'auto_explain.log_nested_statements = on', "auto_explain.log_format = 'json'", 'client_min_messages = log', 'enable_seqscan = off']) {
-        await session.query(`SET LOCAL ${setting}`);
-      }
-      const section = { workspaceId: ws.workspace.id, projectId: project.id, sectionId: project.defaultListId };
-      expect(await createTasks(session, section, [item], 100)).toEqual([{ outcome: 'created', number: 5002 }]);
-    } finally {
-      await session.query('ROLLBACK');
-      await session.end();
-    }
+    // In a session of its own: the seeding INSERT of beforeAll planned the foreign-key checks of tasks
+    // (projects, sections, statuses) in `db`'s session, with sequential scans allowed, and Postgres
+    // keeps those plans for the session; the helper's session makes every plan under enable_seqscan = off.
+    const section = { workspaceId: ws.workspace.id, projectId: project.id, sectionId: project.defaultListId };
+    const { result, plans, seqScans } = await underAutoExplain(inject('stack').databaseUrl, 'tasks', (session) => createTasks(session, section, [item], 100));
+    expect(result).toEqual([{ outcome: 'created', number: 5002 }]);
     // The function's own statements (project, section lock, member, workspace, numbers, position, status, inserts) at least.
     expect(plans.length).toBeGreaterThanOrEqual(8);
-    const scans = plans.flatMap((plan) => [...plan.matchAll(/"Node Type": ?"Seq Scan"[^{}]*?"Relation Name": ?"(\w+)"/g)].map((match) => match[1]!));
-    expect(scans).toEqual([]);
+    expect(seqScans).toEqual([]);
   });
 
   it("removing a member nulls their keys' comments through an index (migration 018), and the check catches a statement no index serves", async () => {

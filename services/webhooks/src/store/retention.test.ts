@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
 import { createPool, type Pool } from '@tws/common';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { RetentionStore, type RetentionSweep } from './retention.js';
+import { underAutoExplain } from '../../../../test/support/auto-explain.js';
+import { RetentionStore } from './retention.js';
 
 /** Against the test stack's Postgres (schema webhooks); only rows this test backdates are old enough. */
 describe('RetentionStore', () => {
@@ -116,44 +116,26 @@ describe('RetentionStore', () => {
     );
     await pool.query(`INSERT INTO attempts (delivery_id, attempt, started_at, duration_ms, outcome, status_code) VALUES ($1, 1, now(), 5, 'failed', 500)`, [original]);
 
-    // A session of its own, so Postgres plans the foreign-key actions here, under enable_seqscan = off
-    // (it keeps a session's plans of them); auto_explain sends each plan, nested ones included, as a LOG message.
-    const plans: string[] = [];
-    const session = new pg.Client({ connectionString: inject('stack').databaseUrl });
-    await session.connect();
-    session.on('notice', (message: { message?: string }) => {
-      if (message.message?.includes('"Plan"')) plans.push(message.message);
-    });
-    let removed: RetentionSweep | undefined;
-    try {
-      await session.query('SET search_path TO webhooks, public');
-      await session.query('BEGIN');
-      await session.query("LOAD 'auto_explain'");
-      for (const setting of ['auto_explain.log_min_duration = 0', 'auto_explain.log_nested_statements = on', "auto_explain.log_format = 'json'", 'client_min_messages = log', 'enable_seqscan = off']) {
-        await session.query(`SET LOCAL ${setting}`);
-      }
-      removed = await new RetentionStore(session as unknown as Pool).sweep(30);
+    // auto_explain in a session of its own (Postgres plans the foreign-key actions there, with
+    // sequential scans priced out), rolled back.
+    const { result: removed, plans, seqScans } = await underAutoExplain(inject('stack').databaseUrl, 'webhooks', async (session) => {
+      const sweep = await new RetentionStore(session as unknown as Pool).sweep(30);
       const left = await session.query('SELECT id FROM deliveries WHERE id = ANY ($1::uuid[])', [[original, redelivery]]);
       expect(left.rowCount).toBe(0);
-    } finally {
-      await session.query('ROLLBACK');
-      await session.end();
-    }
-    expect(removed?.deliveries).toBeGreaterThanOrEqual(2);
-    expect(removed?.events).toBeGreaterThanOrEqual(1);
-    expect(removed?.endpoints).toBeGreaterThanOrEqual(1);
-    // Each message is "duration: … ms  plan:" and the plan's JSON, which names its statement.
-    const queryOf = (text: string): string => (JSON.parse(text.slice(text.indexOf('{'))) as { 'Query Text': string })['Query Text'];
-    const queries = plans.map(queryOf).join('\n');
+      return sweep;
+    });
+    expect(removed.deliveries).toBeGreaterThanOrEqual(2);
+    expect(removed.events).toBeGreaterThanOrEqual(1);
+    expect(removed.endpoints).toBeGreaterThanOrEqual(1);
+    const queries = plans.map(({ query }) => query).join('\n');
     // The actions ran: redelivery_of set to NULL, attempts and fan-out cursors deleted, references checked.
     for (const action of ['SET "redelivery_of" = NULL', 'DELETE FROM ONLY "webhooks"."attempts"', 'DELETE FROM ONLY "webhooks"."fanouts"', 'FROM ONLY "webhooks"."deliveries" x WHERE $1 OPERATOR(pg_catalog.=) "event_id" FOR KEY SHARE']) {
       expect(queries).toContain(action);
     }
     // Where no index could answer, sequential scans priced out leave either a Seq Scan or a whole-index walk with a filter.
-    const planOf = (start: string): string => plans.find((text) => queryOf(text).startsWith(start)) ?? '';
+    const planOf = (start: string): string => plans.find(({ query }) => query.startsWith(start))?.plan ?? '';
     expect(planOf('UPDATE ONLY "webhooks"."deliveries" SET "redelivery_of" = NULL')).toContain('deliveries_redelivery_of_idx');
     expect(planOf('DELETE FROM events')).toContain('events_received_at_idx');
-    const scans = plans.flatMap((text) => [...text.matchAll(/"Node Type": ?"Seq Scan"[^{}]*?"Relation Name": ?"(\w+)"/g)].map((match) => match[1]!));
-    expect(scans).toEqual([]);
+    expect(seqScans).toEqual([]);
   });
 });

@@ -1,0 +1,63 @@
+/**
+ * What Postgres really runs for a piece of store code, nested statements included: the plpgsql
+ * function's statements and the foreign-key checks and actions, which EXPLAIN of the outer
+ * statement does not show. `underAutoExplain` runs the work in a session of its own (Postgres keeps
+ * a session's plans of foreign-key actions, so another session's plans, made with sequential scans
+ * allowed, would be reused) and inside a transaction it rolls back, with `auto_explain` sending the
+ * plan of every statement to this client as a LOG message and sequential scans priced out: where
+ * no index can answer, a plan still holds a Seq Scan.
+ */
+import pg from 'pg';
+
+/** One statement's plan as auto_explain wrote it: the statement's text and the plan's JSON text. */
+export interface ExplainedPlan {
+  query: string;
+  plan: string;
+}
+
+export interface ExplainedRun<T> {
+  result: T;
+  plans: ExplainedPlan[];
+  /** The relations the plans read with a Seq Scan (none when every statement walks an index). */
+  seqScans: string[];
+}
+
+const settings = [
+  'auto_explain.log_min_duration = 0',
+  'auto_explain.log_nested_statements = on',
+  "auto_explain.log_format = 'json'",
+  'client_min_messages = log',
+  'enable_seqscan = off',
+];
+
+/** The relations a plan (auto_explain's or EXPLAIN's JSON) reads with a Seq Scan. */
+export function seqScansIn(plan: string): string[] {
+  return [...plan.matchAll(/"Node Type": ?"Seq Scan"[^{}]*?"Relation Name": ?"(\w+)"/g)].map((match) => match[1]!);
+}
+
+/** Runs `work` with a session of its own (search_path `<schema>, public`) under auto_explain, rolled back; returns its result and every plan. */
+export async function underAutoExplain<T>(databaseUrl: string, schema: string, work: (session: pg.Client) => Promise<T>): Promise<ExplainedRun<T>> {
+  const messages: string[] = [];
+  const session = new pg.Client({ connectionString: databaseUrl });
+  await session.connect();
+  // Each message is "duration: … ms  plan:" and the plan's JSON, which names its statement.
+  session.on('notice', (message: { message?: string }) => {
+    if (message.message?.includes('"Plan"')) messages.push(message.message);
+  });
+  let result: T;
+  try {
+    await session.query(`SET search_path TO ${pg.escapeIdentifier(schema)}, public`);
+    await session.query('BEGIN');
+    await session.query("LOAD 'auto_explain'");
+    for (const setting of settings) await session.query(`SET LOCAL ${setting}`);
+    result = await work(session);
+  } finally {
+    await session.query('ROLLBACK').catch(() => undefined);
+    await session.end();
+  }
+  const plans = messages.map((message) => {
+    const plan = message.slice(message.indexOf('{'));
+    return { query: (JSON.parse(plan) as { 'Query Text': string })['Query Text'], plan };
+  });
+  return { result, plans, seqScans: plans.flatMap(({ plan }) => seqScansIn(plan)) };
+}
