@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
-import { createLogger, createPool, runMigrations, type Pool } from '@tws/common';
+import type { Pool } from '@tws/common';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { scratchSchema, type ScratchSchema } from '../../../../test/support/scratch-schema.js';
 import { DeliveryStore, type IncomingEvent } from './deliveries.js';
 import { fanOutShards, FanOutStore } from './fanouts.js';
 
@@ -11,23 +11,25 @@ import { fanOutShards, FanOutStore } from './fanouts.js';
  * an empty shard of these cursors while a test was still reading them); batches of 10.
  */
 describe('batched fan-out (FanOutStore)', () => {
-  const schema = `webhooks_fanouts_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+  let scratch: ScratchSchema | undefined;
   let pool: Pool;
   let deliveries: DeliveryStore;
   let fanOuts: FanOutStore;
 
   beforeAll(async () => {
     const { databaseUrl } = inject('stack');
-    const logger = createLogger('fanouts-test', 'silent');
-    await runMigrations({ url: databaseUrl, schema, directory: fileURLToPath(new URL('../../migrations', import.meta.url)), logger });
-    pool = createPool({ url: databaseUrl, schema, applicationName: 'webhooks-fanout-test', max: 2 });
+    scratch = await scratchSchema({
+      databaseUrl,
+      prefix: 'webhooks_fanouts',
+      migrations: new URL('../../migrations', import.meta.url),
+      applicationName: 'webhooks-fanout-test',
+      max: 2,
+    });
+    pool = scratch.pool;
     deliveries = new DeliveryStore(pool, 10);
     fanOuts = new FanOutStore(pool);
   });
-  afterAll(async () => {
-    await pool?.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await pool?.end();
-  });
+  afterAll(() => scratch?.drop());
 
   /** `count` endpoints, all in shard 0 (ids starting with 0). */
   async function workspaceWith(count: number): Promise<{ workspaceId: string; endpoints: string[] }> {

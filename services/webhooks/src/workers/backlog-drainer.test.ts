@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
-import { createLogger, createPool, runMigrations, type Pool } from '@tws/common';
+import { createLogger, type Pool } from '@tws/common';
 import { waitUntil } from '@tws/devstack';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { scratchSchema, type ScratchSchema } from '../../../../test/support/scratch-schema.js';
 import type { DeliveryPipeline } from '../domain/delivery/pipeline.js';
 import { BacklogStore, backlogShards, type BacklogPlace } from '../store/backlog.js';
 import { DeliveryStore, type DeliveryWork, type IncomingEvent } from '../store/deliveries.js';
@@ -36,7 +36,7 @@ function recordingPipeline(pool: Pool, drainer: string, attempted: Attempted[]):
  * stack's webhooks service drains the backlogs of its own schema and must not take these.
  */
 describe('BacklogDrainer: a backlog drained in shards', () => {
-  const schema = `webhooks_drainer_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+  let scratch: ScratchSchema | undefined;
   let pool: Pool;
   let store: DeliveryStore;
   let backlog: BacklogStore;
@@ -44,15 +44,18 @@ describe('BacklogDrainer: a backlog drained in shards', () => {
 
   beforeAll(async () => {
     const { databaseUrl } = inject('stack');
-    await runMigrations({ url: databaseUrl, schema, directory: fileURLToPath(new URL('../../migrations', import.meta.url)), logger });
-    pool = createPool({ url: databaseUrl, schema, applicationName: 'backlog-drainer-test', max: 4 });
+    scratch = await scratchSchema({
+      databaseUrl,
+      prefix: 'webhooks_drainer',
+      migrations: new URL('../../migrations', import.meta.url),
+      applicationName: 'backlog-drainer-test',
+      max: 4,
+    });
+    pool = scratch.pool;
     store = new DeliveryStore(pool);
     backlog = new BacklogStore(pool);
   });
-  afterAll(async () => {
-    await pool?.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await pool?.end();
-  });
+  afterAll(() => scratch?.drop());
 
   /** An endpoint with `rounds` parked deliveries of each of `tasks` tasks, oldest first round by round. */
   async function endpointWithBacklog(tasks: number, rounds: number): Promise<string> {
