@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
-import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
+import { context } from '@opentelemetry/api';
+import { InMemorySpanExporter, ParentBasedSampler, SimpleSpanProcessor, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from './logger.js';
 import { runWithRequestId } from './request-id.js';
@@ -95,6 +96,61 @@ describe('with tracing on', () => {
     const [span] = exporter.getFinishedSpans();
     expect(span?.status.code).toBe(2);
     expect(span?.events.map((event) => event.name)).toEqual(['exception']);
+  });
+});
+
+describe('with tracing on, a child of an unsampled parent (parent-based sampling)', () => {
+  const exporter = new InMemorySpanExporter();
+  const processor = new SimpleSpanProcessor({ exporter });
+  const unsampled = `00-${traceId}-${parentId}-00`;
+  let shutdown: () => Promise<void>;
+  beforeAll(() => {
+    shutdown = startTraceSdk({
+      spanProcessors: [processor],
+      sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(0.1) }),
+      unsampledParentsDecide: true,
+    });
+  });
+  afterAll(async () => {
+    await shutdown();
+  });
+
+  it('runs in the parent’s own context: its ids on log lines and in traceparent, no span recorded, errors passed on', async () => {
+    const { logger, lines } = capturingLogger();
+    const parentContext = contextOfTraceparent(unsampled);
+    const seen: Array<{ active: unknown; traceparent: string | null; nested: unknown }> = [];
+    await inSpan('consume', { kind: SpanKind.CONSUMER, parent: parentContext }, async (span) => {
+      expect(span.isRecording()).toBe(false);
+      const active = context.active();
+      const nested = await inSpan('attempt', { kind: SpanKind.CLIENT }, async () => context.active());
+      seen.push({ active, traceparent: currentTraceparent(), nested });
+      runWithRequestId('req-3', () => logger.info('inside'));
+    });
+    // No context of its own: the parent's (the one given, then the active one for the nested span).
+    expect(seen).toEqual([{ active: parentContext, traceparent: unsampled, nested: parentContext }]);
+    expect(seen[0]?.active).toBe(parentContext);
+    expect(seen[0]?.nested).toBe(parentContext);
+    expect(lines[0]).toMatchObject({ reqId: 'req-3', traceId, spanId: parentId });
+    await expect(inSpan('fails', { parent: parentContext }, () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    await expect(
+      inSpan('throws', { parent: parentContext }, () => {
+        throw new Error('at once');
+      }),
+    ).rejects.toThrow('at once');
+    await processor.forceFlush();
+    expect(exporter.getFinishedSpans()).toEqual([]);
+  });
+
+  it('still gives a sampled parent’s child a span and a context of its own', async () => {
+    exporter.reset();
+    const parentContext = contextOfTraceparent(parent);
+    let inside: unknown;
+    await inSpan('consume', { kind: SpanKind.CONSUMER, parent: parentContext }, async () => {
+      inside = context.active();
+    });
+    await processor.forceFlush();
+    expect(inside).not.toBe(parentContext);
+    expect(exporter.getFinishedSpans().map((span) => [span.name, span.parentSpanContext?.spanId])).toEqual([['consume', parentId]]);
   });
 });
 

@@ -9,6 +9,7 @@ import {
   type Attributes,
   type Context,
   type Span,
+  type SpanContext,
   type Tracer,
   type TracerProvider,
 } from '@opentelemetry/api';
@@ -86,8 +87,23 @@ export interface SpanOptions {
  * may add attributes (status codes, outcomes) to the span it gets.
  */
 export function inSpan<T>(name: string, options: SpanOptions, fn: (span: Span) => Promise<T>): Promise<T> {
-  const span = startSpan(name, options);
-  return context.with(trace.setSpan(options.parent ?? context.active(), span), async () => {
+  const active = context.active();
+  const parent = options.parent ?? active;
+  const span = startSpan(name, options, parent);
+  if (!span.isRecording() && sameSpan(span.spanContext(), trace.getSpanContext(parent))) {
+    // An unsampled child that carries its parent's own ids (UnsampledChildren of tracing-sdk.ts, or
+    // the API without the SDK): the parent's context already says everything a context holding it
+    // would (trace and span id for log lines and propagation, flags for the children's sampling),
+    // and there is nothing to record or end. Most spans are such children at the default sampling
+    // (in the webhooks service, two a delivery); this skips a context, a context switch and an
+    // async frame for each.
+    try {
+      return parent === active ? fn(span) : context.with(parent, fn, undefined, span);
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+  return context.with(trace.setSpan(parent, span), async () => {
     try {
       return await fn(span);
     } catch (error) {
@@ -105,10 +121,15 @@ export function inSpan<T>(name: string, options: SpanOptions, fn: (span: Span) =
  * attributes go to a sampled span only: the SDK sanitizes the attributes given at start before it
  * samples, for every span, and most spans are not sampled (our samplers never read attributes).
  */
-export function startSpan(name: string, options: SpanOptions): Span {
-  const span = projectTracer().startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL }, options.parent ?? context.active());
+export function startSpan(name: string, options: SpanOptions, parent: Context = options.parent ?? context.active()): Span {
+  const span = projectTracer().startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL }, parent);
   if (options.attributes && span.isRecording()) span.setAttributes(options.attributes);
   return span;
+}
+
+/** Whether two span contexts are the same span (span id, trace id and flags); false when the second is missing. */
+function sameSpan(a: SpanContext, b: SpanContext | undefined): boolean {
+  return b !== undefined && a.spanId === b.spanId && a.traceId === b.traceId && a.traceFlags === b.traceFlags;
 }
 
 /**
