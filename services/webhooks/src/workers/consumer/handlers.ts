@@ -1,4 +1,4 @@
-import type { Logger } from '@tws/common';
+import type { Context, Logger } from '@tws/common';
 import type { DeliveryStore, DeliveryWork, IncomingEvent } from '../../store/deliveries.js';
 import type { DeliveryPipeline } from '../../domain/delivery/pipeline.js';
 import type { WebhookMetrics } from '../../metrics.js';
@@ -29,17 +29,37 @@ interface HandlerDeps {
 
 const settledNow = Promise.resolve();
 
+/** The request id and trace context a message's deliveries run under, read once per message. */
+interface MessageScope {
+  requestId: string | undefined;
+  /** The context whose remote parent is the message's `traceparent`; undefined without a sane one. */
+  parent: Context | undefined;
+}
+
+function scopeOf(requestId: string | null | undefined, traceparent: string | null | undefined): MessageScope {
+  return {
+    requestId: isSaneRequestId(requestId) ? requestId : undefined,
+    parent: isSaneTraceparent(traceparent) ? contextOfTraceparent(traceparent) : undefined,
+  };
+}
+
+const scopeOfMessage = (headers: MessageHeaders | undefined): MessageScope => scopeOf(requestIdOfMessage(headers), traceparentOfMessage(headers));
+
 /**
  * Runs a delivery's processing under the id of the request that caused its event (the message's
  * `request-id` header, when sane), so every line logged for it carries that `reqId`; and, when the
  * message carries a sane `traceparent` (tracing on at the producer), in a CONSUMER span that is its
  * child, so the delivery's attempt joins the trace of the request.
  */
-function underRequestOf<T>(headers: MessageHeaders | undefined, topic: string, deliveryId: string, run: () => Promise<T>): Promise<T> {
-  return underRequest(requestIdOfMessage(headers), traceparentOfMessage(headers), topic, deliveryId, run);
+function inScope<T>(scope: MessageScope, topic: string, deliveryId: string, run: () => Promise<T>): Promise<T> {
+  const { requestId, parent } = scope;
+  const underRequest = requestId !== undefined ? () => runWithRequestId(requestId, run) : run;
+  if (parent === undefined) return underRequest();
+  const attributes = { 'messaging.system': 'kafka', 'messaging.operation.type': 'process', 'messaging.destination.name': topic, 'tws.delivery.id': deliveryId };
+  return inSpan(`${topic} process`, { kind: SpanKind.CONSUMER, parent, attributes }, underRequest);
 }
 
-/** underRequestOf with the request id and trace context given (a batched fan-out keeps them with its cursor). */
+/** inScope with the request id and trace context given (a batched fan-out keeps them with its cursor). */
 export function underRequest<T>(
   requestId: string | null | undefined,
   traceparent: string | null | undefined,
@@ -47,10 +67,7 @@ export function underRequest<T>(
   deliveryId: string,
   run: () => Promise<T>,
 ): Promise<T> {
-  const underRequest = isSaneRequestId(requestId) ? () => runWithRequestId(requestId, run) : run;
-  if (!isSaneTraceparent(traceparent)) return underRequest();
-  const attributes = { 'messaging.system': 'kafka', 'messaging.operation.type': 'process', 'messaging.destination.name': topic, 'tws.delivery.id': deliveryId };
-  return inSpan(`${topic} process`, { kind: SpanKind.CONSUMER, parent: contextOfTraceparent(traceparent), attributes }, underRequest);
+  return inScope(scopeOf(requestId, traceparent), topic, deliveryId, run);
 }
 
 function durably<T>(deps: HandlerDeps, step: () => Promise<T>, what: string): Promise<T> {
@@ -109,9 +126,10 @@ export class TaskEventHandler implements MessageHandler {
       byEvent.delete(event.id);
       const original = { topic, partition, offset: message.offset };
       const eventTimestampMs = Number(message.timestamp);
+      const scope = scopeOfMessage(message.headers);
       return Promise.all(
         deliveries.map((delivery) =>
-          underRequestOf(message.headers, topic, delivery.deliveryId, () =>
+          inScope(scope, topic, delivery.deliveryId, () =>
             this.deps.pipeline.process(delivery, 1, { original, ordered: true, eventTimestampMs }),
           ),
         ),
@@ -184,7 +202,7 @@ export class ScheduledAttemptHandler implements MessageHandler {
       const delivery = work.get(item.deliveryId);
       if (!delivery) return settledNow;
       const { headers } = item.incoming.message;
-      return underRequestOf(headers, item.incoming.topic, delivery.deliveryId, () =>
+      return inScope(scopeOfMessage(headers), item.incoming.topic, delivery.deliveryId, () =>
         this.deps.pipeline.process(delivery, item.attempt, { original: originalOf(headers) }),
       );
     });
