@@ -63,9 +63,10 @@ function leadInFigures({ leadIn, rate, tracker, failures, counts }) {
 /**
  * `run`: the run's parameters; `tracker`, `failures`, `counts` ({ acked, expected, leadInAcked,
  * leadInExpected }), `sendSeconds`, `maxInFlight`, `inKafkaAt`; `cpuCores`, `topStatements` and
- * `benchLoopDelay` (the load generator's event-loop delay histogram) of the measured part.
+ * `benchLoopDelay` (the load generator's event-loop delay histogram) and `parkedDeliveries` (the
+ * replicas' webhook_deliveries_parked_total over it; null if a replica did not answer) of the measured part.
  */
-export function runFigures({ run, tracker, failures, counts, sendSeconds, maxInFlight, inKafkaAt, cpuCores, topStatements, benchLoopDelay }) {
+export function runFigures({ run, tracker, failures, counts, sendSeconds, maxInFlight, inKafkaAt, cpuCores, topStatements, benchLoopDelay, parkedDeliveries }) {
   const { label, count, rate, concurrency, endpoints, leadIn, stallMs } = run;
   const { measured } = tracker;
   const delivered = deliveryFigures(measured);
@@ -98,6 +99,7 @@ export function runFigures({ run, tracker, failures, counts, sendSeconds, maxInF
       max: round(benchLoopDelay.max / 1e6, 1),
     },
     loadavgAtEnd: load(),
+    parkedDeliveries,
   };
 }
 
@@ -105,7 +107,7 @@ export function runFigures({ run, tracker, failures, counts, sendSeconds, maxInF
 export function logRunFigures(result) {
   const { label, cpuCores } = result;
   log(
-    `  ${label}: ${result.deliveredUnique}/${result.expectedDeliveries} delivered, ${result.deliveriesPerSecondBetweenFirstAndLast} deliveries/s between the first and last (${result.deliveriesPerSecond} from the first change sent), p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms (ack→Kafka p50 ${result.ackToKafkaMs.p50}/p99 ${result.ackToKafkaMs.p99}, Kafka→receiver p50 ${result.kafkaToReceiverMs.p50}/p99 ${result.kafkaToReceiverMs.p99}), lost ${result.lost}, duplicates ${result.duplicateRequests}; CPU (cores) ${JSON.stringify(cpuCores)}; bench event-loop delay p99 ${result.benchEventLoopDelayMs.p99}/max ${result.benchEventLoopDelayMs.max} ms; load ${result.loadavgAtEnd[0]}`,
+    `  ${label}: ${result.deliveredUnique}/${result.expectedDeliveries} delivered, ${result.deliveriesPerSecondBetweenFirstAndLast} deliveries/s between the first and last (${result.deliveriesPerSecond} from the first change sent), p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms (ack→Kafka p50 ${result.ackToKafkaMs.p50}/p99 ${result.ackToKafkaMs.p99}, Kafka→receiver p50 ${result.kafkaToReceiverMs.p50}/p99 ${result.kafkaToReceiverMs.p99}), lost ${result.lost}, duplicates ${result.duplicateRequests}; CPU (cores) ${JSON.stringify(cpuCores)}; bench event-loop delay p99 ${result.benchEventLoopDelayMs.p99}/max ${result.benchEventLoopDelayMs.max} ms; load ${result.loadavgAtEnd[0]}; parked ${result.parkedDeliveries ?? '?'}`,
   );
   if (result.leadIn) {
     const lead = result.leadIn;

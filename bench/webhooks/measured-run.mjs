@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { cpuMeter } from '../lib/cpu.mjs';
 import { tapTaskEvents } from '../lib/kafka.mjs';
 import { sampleLoad } from '../lib/load.mjs';
+import { counterTotal } from '../lib/service-counters.mjs';
 import { log } from '../lib/log.mjs';
 import { statementStats } from '../lib/pg-statements.mjs';
 import { changeSender, sendAtConcurrency, sendAtRate } from './changes.mjs';
@@ -31,9 +32,13 @@ async function runMeters(stack, { tracker, stallMs }) {
   // The load generator's own loop: a busy loop here stamps acknowledgements late (the receiver has its own thread).
   const benchLoopDelay = monitorEventLoopDelay({ resolution: 5 });
   const statements = await statementStats(stack.infra.databaseUrl);
+  // Deliveries the replicas parked in their endpoints' backlogs (Postgres) instead of holding them.
+  const parked = () => counterTotal(stack, 'webhooks', 'webhook_deliveries_parked_total');
   let cpu;
+  let parkedBefore = Promise.resolve(null);
   return {
     start() {
+      parkedBefore = parked(); // read while the run goes on: a counter, a few milliseconds late at most
       benchLoopDelay.enable();
       statements.reset();
       cpu = cpuMeter();
@@ -43,8 +48,10 @@ async function runMeters(stack, { tracker, stallMs }) {
     async stop() {
       const cpuCores = cpu();
       const topStatements = await statements.collect();
+      const [before, after] = [await parkedBefore, await parked()];
       benchLoopDelay.disable();
-      return { cpuCores, topStatements, benchLoopDelay };
+      const parkedDeliveries = before === null || after === null ? null : after - before;
+      return { cpuCores, topStatements, benchLoopDelay, parkedDeliveries };
     },
   };
 }
