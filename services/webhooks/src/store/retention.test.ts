@@ -128,12 +128,15 @@ describe('RetentionStore', () => {
     expect(removed.events).toBeGreaterThanOrEqual(1);
     expect(removed.endpoints).toBeGreaterThanOrEqual(1);
     const queries = plans.map(({ query }) => query).join('\n');
-    // The actions ran: redelivery_of set to NULL, attempts and fan-out cursors deleted, references checked.
-    for (const action of ['SET "redelivery_of" = NULL', 'DELETE FROM ONLY "webhooks"."attempts"', 'DELETE FROM ONLY "webhooks"."fanouts"', 'FROM ONLY "webhooks"."deliveries" x WHERE $1 OPERATOR(pg_catalog.=) "event_id" FOR KEY SHARE']) {
+    // The actions ran: redelivery_of set to NULL, fan-out cursors deleted, references checked.
+    for (const action of ['SET "redelivery_of" = NULL', 'DELETE FROM ONLY "webhooks"."fanouts"', 'FROM ONLY "webhooks"."deliveries" x WHERE $1 OPERATOR(pg_catalog.=) "event_id" FOR KEY SHARE']) {
       expect(queries).toContain(action);
     }
+    // Attempts have no foreign key (migration 013): the sweep deletes them itself, through their index.
+    expect(queries).not.toContain('DELETE FROM ONLY "webhooks"."attempts"');
     // Where no index could answer, sequential scans priced out leave either a Seq Scan or a whole-index walk with a filter.
     const planOf = (start: string): string => plans.find(({ query }) => query.startsWith(start))?.plan ?? '';
+    expect(planOf('WITH doomed AS')).toContain('attempts_delivery_idx');
     expect(planOf('UPDATE ONLY "webhooks"."deliveries" SET "redelivery_of" = NULL')).toContain('deliveries_redelivery_of_idx');
     expect(planOf('DELETE FROM events')).toContain('events_received_at_idx');
     expect(seqScans).toEqual([]);

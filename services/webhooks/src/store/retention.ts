@@ -9,7 +9,7 @@ export interface RetentionSweep {
 
 /**
  * The statements that keep the delivery log bounded: finished deliveries (succeeded, failed,
- * cancelled) older than the retention are deleted with their attempts, then events no delivery
+ * cancelled) older than the retention are deleted with their attempts (one statement), then events no delivery
  * refers to, then endpoints deleted that long ago. Pending deliveries are never touched. Deletes in
  * small batches so it never holds long locks; every replica may run it (the statements are
  * idempotent). workers/retention.ts runs it hourly.
@@ -28,11 +28,16 @@ export class RetentionStore {
       }
     };
     removed.deliveries = await loop(
-      `DELETE FROM deliveries WHERE id IN (
+      // Their attempts in the same statement (attempts have no foreign key to deliveries: migration 013).
+      `WITH doomed AS (
          SELECT id FROM deliveries
          -- created_at <= updated_at: the first condition only narrows the scan (BRIN index on created_at).
          WHERE created_at < now() - make_interval(days => $1) AND state <> 'pending' AND updated_at < now() - make_interval(days => $1)
-         LIMIT $2)`,
+         LIMIT $2
+       ), attempts_gone AS (
+         DELETE FROM attempts WHERE delivery_id IN (SELECT id FROM doomed)
+       )
+       DELETE FROM deliveries WHERE id IN (SELECT id FROM doomed)`,
     );
     removed.events = await loop(
       `DELETE FROM events WHERE id IN (

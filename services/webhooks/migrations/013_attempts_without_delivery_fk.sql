@@ -1,0 +1,13 @@
+-- The attempt log inserts a row for every attempt (2,000 a second at the bench's sustained load),
+-- and the foreign key from attempts to deliveries checked each one: a lookup of the delivery that
+-- takes a KEY SHARE lock on its row (a write of the row's header and a WAL record), right before the
+-- same statement updates that delivery anyway. That was 25 ms of Postgres time a second in the
+-- bench's sustained run (bench/HISTORY.md, session 19), 40,000 checks.
+--
+-- Nothing needs it. Attempts are read only by their delivery's id (the delivery log), a pending
+-- delivery is never deleted, and the retention sweep (store/retention.ts) deletes a finished
+-- delivery's attempts in the statement that deletes the delivery, which the cascade did before. An
+-- attempt logged for a delivery that is gone (none is, outside a sweep of that very delivery) is a
+-- row nothing reads. During a rolling upgrade a replica of the version before may still sweep with
+-- the cascade in mind and leave the attempts of the deliveries it deletes: rows nothing reads, too.
+ALTER TABLE attempts DROP CONSTRAINT IF EXISTS attempts_delivery_id_fkey;
