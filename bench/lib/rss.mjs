@@ -1,6 +1,7 @@
 // Memory of each service: RSS from /proc idle at start and after the runs, and where it is (V8 heap
 // vs. the rest) from the prom-client default metrics of each service's /metrics.
 import { readFileSync } from 'node:fs';
+import { samplesOf, scrapeMetrics } from './metrics-text.mjs';
 import { round } from './numbers.mjs';
 
 export function rssMbOf(pid) {
@@ -20,10 +21,10 @@ export const rssSnapshot = (stack) =>
 /** V8 heap total/used and external memory (MB) from a service's /metrics, or {} without metrics. */
 async function heapOf(instance) {
   try {
-    const text = await (await fetch(`${instance.opsUrl}/metrics`)).text();
+    const text = await scrapeMetrics(instance.opsUrl);
     const metric = (name) => {
-      const match = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)`, 'm').exec(text);
-      return match ? round(Number(match[1]) / 2 ** 20, 1) : null;
+      const [sample] = samplesOf(text, name);
+      return sample ? round(sample.value / 2 ** 20, 1) : null;
     };
     return {
       heapTotalMb: metric('nodejs_heap_size_total_bytes'),

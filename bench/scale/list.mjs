@@ -7,6 +7,7 @@ import { Client } from 'undici';
 import { onCleanup } from '../lib/cleanup.mjs';
 import { cpuMeter } from '../lib/cpu.mjs';
 import { log } from '../lib/log.mjs';
+import { samplesOf, scrapeMetrics } from '../lib/metrics-text.mjs';
 import { percentile, round } from '../lib/numbers.mjs';
 import { newProject, scaleWorkspace } from './fixture.mjs';
 import { exitsOf, largestPeak, sampleRss } from './rss-peak.mjs';
@@ -52,8 +53,7 @@ function checkList(text, size) {
 async function streamReads(stack) {
   const counts = {};
   for (const gateway of stack.services.instances.filter((instance) => instance.name === 'gateway')) {
-    const text = await (await fetch(`${gateway.opsUrl}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
-    for (const [, kind, value] of text.matchAll(/^task_list_stream_reads_total\{[^}]*kind="(\w+)"[^}]*\} (\S+)$/gm)) counts[kind] = (counts[kind] ?? 0) + Number(value);
+    for (const { labels, value } of samplesOf(await scrapeMetrics(gateway.opsUrl), 'task_list_stream_reads_total')) counts[labels.kind] = (counts[labels.kind] ?? 0) + value;
   }
   return counts;
 }

@@ -4,29 +4,19 @@
 // The buckets (@tws/common: 1, 2.5, 5, 10, 25, 50, 100, 250 ms, …) bound what can be known: the
 // share at or under 100 ms and the mean are exact, p50/p95 are interpolated inside their bucket
 // (as Prometheus' histogram_quantile does) and the max is the upper bound of its bucket.
+import { samplesOf, scrapeMetrics } from '../lib/metrics-text.mjs';
 import { round } from '../lib/numbers.mjs';
 
 const metric = 'http_request_duration_seconds';
 
-/** Labels of one exposition line: `{a="x",b="y"}` → { a: 'x', b: 'y' } (values without escapes, as route templates are). */
-const labelsOf = (text) => Object.fromEntries([...text.matchAll(/(\w+)="([^"]*)"/g)].map((match) => [match[1], match[2]]));
-
 /** The GET histogram of `route` with status 200 now: cumulative bucket counts by bound (seconds), count, sum. */
 export async function scrape(opsUrl, route) {
-  const response = await fetch(`${opsUrl}/metrics`, { signal: AbortSignal.timeout(10_000) });
-  if (!response.ok) throw new Error(`${opsUrl}/metrics answered ${response.status}`);
+  const text = await scrapeMetrics(opsUrl);
   const histogram = { buckets: new Map(), count: 0, sum: 0 };
-  for (const line of (await response.text()).split('\n')) {
-    if (!line.startsWith(metric)) continue;
-    const match = /^(\w+)\{([^}]*)\} (\S+)$/.exec(line);
-    if (!match) continue;
-    const labels = labelsOf(match[2]);
-    if (labels.method !== 'GET' || labels.route !== route || labels.status_code !== '200') continue;
-    const value = Number(match[3]);
-    if (match[1] === `${metric}_bucket`) histogram.buckets.set(labels.le === '+Inf' ? Infinity : Number(labels.le), value);
-    else if (match[1] === `${metric}_count`) histogram.count = value;
-    else if (match[1] === `${metric}_sum`) histogram.sum = value;
-  }
+  const ofRoute = (name) => samplesOf(text, `${metric}_${name}`).filter(({ labels }) => labels.method === 'GET' && labels.route === route && labels.status_code === '200');
+  for (const { labels, value } of ofRoute('bucket')) histogram.buckets.set(labels.le === '+Inf' ? Infinity : Number(labels.le), value);
+  for (const { value } of ofRoute('count')) histogram.count = value;
+  for (const { value } of ofRoute('sum')) histogram.sum = value;
   return histogram;
 }
 

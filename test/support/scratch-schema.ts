@@ -9,7 +9,7 @@ import pg from 'pg';
 import { createLogger, createPool, runMigrations, type Pool } from '@tws/common';
 
 export interface ScratchSchema {
-  schema: string;
+  /** A pool whose connections use the schema (their search_path). */
   pool: Pool;
   /** Drops the schema (CASCADE) and ends the pool. */
   drop(): Promise<void>;
@@ -30,7 +30,6 @@ export async function scratchSchema(options: {
   await runMigrations({ url: options.databaseUrl, schema, directory: fileURLToPath(options.migrations), logger });
   const pool = createPool({ url: options.databaseUrl, schema, applicationName: options.applicationName, max: options.max });
   return {
-    schema,
     pool,
     async drop() {
       try {

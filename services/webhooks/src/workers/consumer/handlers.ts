@@ -32,14 +32,18 @@ const settledNow = Promise.resolve();
 /** The request id and trace context a message's deliveries run under, read once per message. */
 interface MessageScope {
   requestId: string | undefined;
+  /** The message's `traceparent` when sane (a batched fan-out keeps it with its cursor). */
+  traceparent: string | undefined;
   /** The context whose remote parent is the message's `traceparent`; undefined without a sane one. */
   parent: Context | undefined;
 }
 
 function scopeOf(requestId: string | null | undefined, traceparent: string | null | undefined): MessageScope {
+  const sane = isSaneTraceparent(traceparent) ? traceparent : undefined;
   return {
     requestId: isSaneRequestId(requestId) ? requestId : undefined,
-    parent: isSaneTraceparent(traceparent) ? contextOfTraceparent(traceparent) : undefined,
+    traceparent: sane,
+    parent: sane === undefined ? undefined : contextOfTraceparent(sane),
   };
 }
 
@@ -104,12 +108,10 @@ export class TaskEventHandler implements MessageHandler {
       }
       return event;
     });
+    const scopes = parsed.map((event, index) => (event ? scopeOfMessage(messages[index]?.message.headers) : undefined));
     const events = parsed.flatMap((event, index): IncomingEvent[] => {
-      if (!event) return [];
-      const headers = messages[index]?.message.headers;
-      const requestId = requestIdOfMessage(headers);
-      const traceparent = traceparentOfMessage(headers);
-      return [{ ...event, requestId: isSaneRequestId(requestId) ? requestId : undefined, traceparent: isSaneTraceparent(traceparent) ? traceparent : undefined }];
+      const scope = scopes[index];
+      return event && scope ? [{ ...event, requestId: scope.requestId, traceparent: scope.traceparent }] : [];
     });
     const work = events.length === 0 ? [] : await durably(this.deps, () => this.fanOuts.add(events), 'fan-out');
     const byEvent = new Map<string, DeliveryWork[]>();
@@ -120,13 +122,13 @@ export class TaskEventHandler implements MessageHandler {
     }
     const settled = messages.map(({ topic, partition, message }, index) => {
       const event = parsed[index];
-      if (!event) return settledNow;
+      const scope = scopes[index];
+      if (!event || !scope) return settledNow;
       const deliveries = byEvent.get(event.id) ?? [];
       // The same event twice in one chunk: the first message carries its deliveries.
       byEvent.delete(event.id);
       const original = { topic, partition, offset: message.offset };
       const eventTimestampMs = Number(message.timestamp);
-      const scope = scopeOfMessage(message.headers);
       return Promise.all(
         deliveries.map((delivery) =>
           inScope(scope, topic, delivery.deliveryId, () =>
