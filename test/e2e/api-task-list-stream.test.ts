@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { api, type ApiResponse } from '../support/api.js';
 import { createProject, createSection, createTask, expectStatus, patchTask, pollUntil, type CreatedProject, type ListedTask } from '../support/fixtures.js';
 import { renderedList, seedTasks } from '../support/seed-tasks.js';
+import { pausedGet, type PausedResponse } from '../support/paused-response.js';
 import { taskFixture } from '../support/task-fixture.js';
 import { inlineRowBytes, sectionRowsSql, snapshotApplicationName, snapshotSettings } from '../../services/tasks/src/store/task-list-stream.js';
 
@@ -195,19 +196,20 @@ describe('streamed task lists', () => {
   });
 
   /** Reads of `project` sent together until one pair shares a call: the pair's responses, the other reads drained. */
-  const sharedPair = async (project: CreatedProject): Promise<[Response, Response]> => {
+  const sharedPair = async (project: CreatedProject): Promise<[Response, PausedResponse]> => {
     await (await fetch(listUrl(project.id), { headers: headers() })).arrayBuffer();
     for (let attempt = 0; attempt < 5; attempt++) {
       const before = await streamReads('joined');
-      const pair = await Promise.all([fetch(listUrl(project.id), { headers: headers() }), fetch(listUrl(project.id), { headers: headers() })]);
+      const pair = await Promise.all([fetch(listUrl(project.id), { headers: headers() }), pausedGet(listUrl(project.id), headers())]);
       if ((await streamReads('joined')) > before) return pair;
-      await Promise.all(pair.map((response) => response.arrayBuffer()));
+      await Promise.all([pair[0].arrayBuffer(), pair[1].text()]);
     }
     throw new Error('no two reads of the list shared a call in 5 tries');
   };
 
   it('a read whose client stops reading delays the others a moment at most, then finishes on a call of its own', async () => {
-    // ~25 MB: more than the socket buffers between the gateway and a client that stopped reading.
+    // ~25 MB: several times what the socket buffers between the gateway and a client that stopped
+    // reading hold (that client's receive window stays small: test/support/paused-response.ts).
     const project = await largeProject(4_000, 2, 12_000);
     const expected = await renderedList(db, project.id);
     const detachedBefore = await streamReads('detached');
@@ -233,7 +235,7 @@ describe('streamed task lists', () => {
     // loaded machine the detach may come before the write, or take the reader that read on; either
     // way every response is the shared snapshot's bytes, whole, or cut.
     // Each body as what a failure should show: whole (the shared snapshot's bytes), cut (why), or other bytes.
-    const outcome = (response: Response): Promise<string> =>
+    const outcome = (response: Response | PausedResponse): Promise<string> =>
       response.text().then(
         (body) => (body === expected.json ? 'whole' : `other bytes (${body.length} of ${expected.json.length})`),
         (error: unknown) => `cut: ${String((error as Error).cause ?? error)}`,
