@@ -93,13 +93,16 @@ describe('OpenTelemetry traces across the whole path (OTEL_EXPORTER_OTLP_ENDPOIN
     const created = (await cli(['workspace', 'create', '--name', 'Traced', '--plan', 'pro'])) as unknown as TestWorkspace;
     const apiKey = created.apiKey.key;
     const secret = `whsec_${randomBytes(18).toString('base64url')}`;
+    // Two endpoints: the event's one CONSUMER span is the parent of both attempts.
     await call(apiKey, 'POST', '/v1/webhooks', { url: `${hooks.origin}/traced`, secret }, 201);
+    await call(apiKey, 'POST', '/v1/webhooks', { url: `${hooks.origin}/traced-too`, secret }, 201);
     const project = await call<{ id: string; defaultListId: string }>(apiKey, 'POST', '/v1/projects', { name: 'Traced' }, 201);
 
     const { traceId, traceparent } = newTraceparent();
     await call(apiKey, 'POST', '/v1/tasks', { projectId: project.id, listId: project.defaultListId, name: 'Follow me' }, 201, { traceparent });
-    const [delivered] = await hooks.waitFor(1, 30_000);
+    const [delivered, deliveredToo] = await hooks.waitFor(2, 30_000);
     expect(delivered!.headers['x-service-event']).toBe('task.created');
+    expect(deliveredToo!.headers['x-service-delivery']).toBe(delivered!.headers['x-service-delivery']);
 
     const inTrace = (): ReceivedSpan[] => spansOf(traceId);
     const find = (spans: ReceivedSpan[], service: string, test: (span: ReceivedSpan) => boolean) =>
@@ -112,8 +115,9 @@ describe('OpenTelemetry traces across the whole path (OTEL_EXPORTER_OTLP_ENDPOIN
         const sql = find(spans, 'tws-tasks', (span) => span.attributes['db.system'] === 'postgresql' || span.attributes['db.system.name'] === 'postgresql');
         const publish = find(spans, 'tws-tasks', (span) => span.kind === PRODUCER && span.name === 'task-events.v1 publish');
         const consume = find(spans, 'tws-webhooks', (span) => span.kind === CONSUMER && span.name === 'task-events.v1 process');
-        const attempt = find(spans, 'tws-webhooks', (span) => span.kind === CLIENT && span.name === 'webhook delivery attempt');
-        return http && grpc && sql && publish && consume && attempt ? { spans, http, grpc, sql, publish, consume, attempt } : undefined;
+        const attempts = spans.filter((span) => span.service === 'tws-webhooks' && span.kind === CLIENT && span.name === 'webhook delivery attempt');
+        const attempt = attempts[0];
+        return http && grpc && sql && publish && consume && attempt && attempts.length === 2 ? { spans, http, grpc, sql, publish, consume, attempt, attempts } : undefined;
       },
       30_000,
       () => `spans of trace ${traceId}: ${JSON.stringify(inTrace().map((span) => [span.service, span.kind, span.name]))}`,
@@ -131,7 +135,16 @@ describe('OpenTelemetry traces across the whole path (OTEL_EXPORTER_OTLP_ENDPOIN
     expect(ancestors(chain.sql)).toContain(chain.grpc.spanId);
     expect(ancestors(chain.publish)).toContain(chain.grpc.spanId);
     expect(chain.consume.parentSpanId).toBe(chain.publish.spanId);
-    expect(chain.attempt.parentSpanId).toBe(chain.consume.spanId);
+    // One span for the message, whatever its number of deliveries; every attempt is its child.
+    expect(chain.spans.filter((span) => span.kind === CONSUMER && span.name === 'task-events.v1 process')).toHaveLength(1);
+    expect(chain.attempts.map((span) => span.parentSpanId)).toEqual([chain.consume.spanId, chain.consume.spanId]);
+    expect(new Set(chain.attempts.map((span) => span.attributes['tws.webhook.endpoint_id'])).size).toBe(2);
+    expect(chain.consume.attributes).toMatchObject({
+      'messaging.system': 'kafka',
+      'messaging.destination.name': 'task-events.v1',
+      'messaging.message.id': delivered!.headers['x-service-delivery'],
+      'tws.webhook.deliveries': 2,
+    });
     expect(chain.http.name).toBe('POST /v1/tasks');
     expect(chain.attempt.attributes).toMatchObject({
       'server.address': hooks.host,

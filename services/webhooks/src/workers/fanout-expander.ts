@@ -161,7 +161,13 @@ export class FanOutExpander {
       await this.roomForBatch();
       if (!this.active(id)) return { settled: cursor, complete: false };
       const batch = await this.durably(() => store.expand(fanOut, after, batchSize), 'create a fan-out batch');
-      const settled = Promise.all(batch.work.map((work) => this.attempt(fanOut, work)));
+      // One CONSUMER span a batch, as one a message for the events fanned out at once (handlers.ts).
+      const settled =
+        batch.work.length === 0
+          ? Promise.resolve()
+          : underRequest(fanOut.requestId, fanOut.traceparent, taskEventsTopic, { eventId: fanOut.eventId, deliveries: batch.work.length }, () =>
+              Promise.all(batch.work.map((work) => this.attempt(work))),
+            );
       const last = batch.lastEndpoint;
       const lastBatch = batch.walked < batchSize || last === null;
       cursor = cursor.then(async () => {
@@ -174,11 +180,9 @@ export class FanOutExpander {
     }
   }
 
-  private attempt(fanOut: QueuedFanOut, work: DeliveryWork): Promise<void> {
+  private attempt(work: DeliveryWork): Promise<void> {
     this.unsettled += 1;
-    return underRequest(fanOut.requestId, fanOut.traceparent, taskEventsTopic, work.deliveryId, () =>
-      this.options.pipeline.process(work, 1, { ordered: true }),
-    ).finally(() => {
+    return this.options.pipeline.process(work, 1, { ordered: true }).finally(() => {
       this.unsettled -= 1;
       this.wake?.();
     });

@@ -49,17 +49,30 @@ function scopeOf(requestId: string | null | undefined, traceparent: string | nul
 
 const scopeOfMessage = (headers: MessageHeaders | undefined): MessageScope => scopeOf(requestIdOfMessage(headers), traceparentOfMessage(headers));
 
+/** What a message's CONSUMER span tells besides its topic: the event it carries and how many deliveries it runs. */
+export interface ProcessedMessage {
+  eventId: string;
+  deliveries: number;
+}
+
 /**
- * Runs a delivery's processing under the id of the request that caused its event (the message's
- * `request-id` header, when sane), so every line logged for it carries that `reqId`; and, when the
- * message carries a sane `traceparent` (tracing on at the producer), in a CONSUMER span that is its
- * child, so the delivery's attempt joins the trace of the request.
+ * Runs the processing of a message's deliveries under the id of the request that caused its event
+ * (the message's `request-id` header, when sane), so every line logged for them carries that
+ * `reqId`; and, when the message carries a sane `traceparent` (tracing on at the producer), in one
+ * CONSUMER span that is its child, so each delivery's attempt span joins the trace of the request
+ * as a child of that one span (one span per message, as the messaging conventions have it).
  */
-function inScope<T>(scope: MessageScope, topic: string, deliveryId: string, run: () => Promise<T>): Promise<T> {
+function inScope<T>(scope: MessageScope, topic: string, message: ProcessedMessage, run: () => Promise<T>): Promise<T> {
   const { requestId, parent } = scope;
   const underRequest = requestId !== undefined ? () => runWithRequestId(requestId, run) : run;
   if (parent === undefined) return underRequest();
-  const attributes = { 'messaging.system': 'kafka', 'messaging.operation.type': 'process', 'messaging.destination.name': topic, 'tws.delivery.id': deliveryId };
+  const attributes = {
+    'messaging.system': 'kafka',
+    'messaging.operation.type': 'process',
+    'messaging.destination.name': topic,
+    'messaging.message.id': message.eventId,
+    'tws.webhook.deliveries': message.deliveries,
+  };
   return inSpan(`${topic} process`, { kind: SpanKind.CONSUMER, parent, attributes }, underRequest);
 }
 
@@ -68,10 +81,10 @@ export function underRequest<T>(
   requestId: string | null | undefined,
   traceparent: string | null | undefined,
   topic: string,
-  deliveryId: string,
+  message: ProcessedMessage,
   run: () => Promise<T>,
 ): Promise<T> {
-  return inScope(scopeOf(requestId, traceparent), topic, deliveryId, run);
+  return inScope(scopeOf(requestId, traceparent), topic, message, run);
 }
 
 function durably<T>(deps: HandlerDeps, step: () => Promise<T>, what: string): Promise<T> {
@@ -127,14 +140,11 @@ export class TaskEventHandler implements MessageHandler {
       const deliveries = byEvent.get(event.id) ?? [];
       // The same event twice in one chunk: the first message carries its deliveries.
       byEvent.delete(event.id);
+      if (deliveries.length === 0) return settledNow;
       const original = { topic, partition, offset: message.offset };
       const eventTimestampMs = Number(message.timestamp);
-      return Promise.all(
-        deliveries.map((delivery) =>
-          inScope(scope, topic, delivery.deliveryId, () =>
-            this.deps.pipeline.process(delivery, 1, { original, ordered: true, eventTimestampMs }),
-          ),
-        ),
+      return inScope(scope, topic, { eventId: event.id, deliveries: deliveries.length }, () =>
+        Promise.all(deliveries.map((delivery) => this.deps.pipeline.process(delivery, 1, { original, ordered: true, eventTimestampMs }))),
       ).then(() => undefined);
     });
     return { settled };
@@ -204,7 +214,7 @@ export class ScheduledAttemptHandler implements MessageHandler {
       const delivery = work.get(item.deliveryId);
       if (!delivery) return settledNow;
       const { headers } = item.incoming.message;
-      return inScope(scopeOfMessage(headers), item.incoming.topic, delivery.deliveryId, () =>
+      return inScope(scopeOfMessage(headers), item.incoming.topic, { eventId: delivery.eventId, deliveries: 1 }, () =>
         this.deps.pipeline.process(delivery, item.attempt, { original: originalOf(headers) }),
       );
     });
