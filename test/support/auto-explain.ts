@@ -35,8 +35,16 @@ export function seqScansIn(plan: string): string[] {
   return [...plan.matchAll(/"Node Type": ?"Seq Scan"[^{}]*?"Relation Name": ?"(\w+)"/g)].map((match) => match[1]!);
 }
 
-/** Runs `work` with a session of its own (search_path `<schema>, public`) under auto_explain, rolled back; returns its result and every plan. */
-export async function underAutoExplain<T>(databaseUrl: string, schema: string, work: (session: pg.Client) => Promise<T>): Promise<ExplainedRun<T>> {
+/**
+ * Runs `work` with a session of its own (search_path `<schema>, public`) under auto_explain, rolled back; returns its result and every plan.
+ * With `analyze`, each plan node also says how often it ran and how many rows it gave ("Actual Loops", "Actual Rows"; no timing).
+ */
+export async function underAutoExplain<T>(
+  databaseUrl: string,
+  schema: string,
+  work: (session: pg.Client) => Promise<T>,
+  options: { analyze?: boolean } = {},
+): Promise<ExplainedRun<T>> {
   const messages: string[] = [];
   const session = new pg.Client({ connectionString: databaseUrl });
   await session.connect();
@@ -49,7 +57,9 @@ export async function underAutoExplain<T>(databaseUrl: string, schema: string, w
     await session.query(`SET search_path TO ${pg.escapeIdentifier(schema)}, public`);
     await session.query('BEGIN');
     await session.query("LOAD 'auto_explain'");
-    for (const setting of settings) await session.query(`SET LOCAL ${setting}`);
+    for (const setting of [...settings, ...(options.analyze ? ['auto_explain.log_analyze = on', 'auto_explain.log_timing = off'] : [])]) {
+      await session.query(`SET LOCAL ${setting}`);
+    }
     result = await work(session);
   } finally {
     await session.query('ROLLBACK').catch(() => undefined);

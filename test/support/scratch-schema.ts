@@ -9,6 +9,8 @@ import pg from 'pg';
 import { createLogger, createPool, runMigrations, type Pool } from '@tws/common';
 
 export interface ScratchSchema {
+  /** The schema's name (for a session of a test's own, e.g. under auto_explain). */
+  schema: string;
   /** A pool whose connections use the schema (their search_path). */
   pool: Pool;
   /** Drops the schema (CASCADE) and ends the pool. */
@@ -30,6 +32,7 @@ export async function scratchSchema(options: {
   await runMigrations({ url: options.databaseUrl, schema, directory: fileURLToPath(options.migrations), logger });
   const pool = createPool({ url: options.databaseUrl, schema, applicationName: options.applicationName, max: options.max });
   return {
+    schema,
     pool,
     async drop() {
       try {

@@ -11,8 +11,11 @@ export const backlogShards = 8;
 /** The owner of an endpoint's backlog_leases row while replicas of this version drain it in shards. */
 export const shardedOwner = 'shards';
 
-/** A delivery's shard, in SQL (`task` an expression of the event's task id). */
-const shardOf = (task: string): string => `((hashtext(${task}) & 2147483647) % ${backlogShards})`;
+/** A delivery's shard, in SQL (`task` an expression of the event's task id): its `backlog_shard` (migration 014). */
+export const shardOf = (task: string): string => `((hashtext(${task}) & 2147483647) % ${backlogShards})`;
+
+/** The shard of `deliveries d`: its own column, or (a row written before migration 014) its event's task's. */
+const shardOfDelivery = `coalesce(d.backlog_shard, (SELECT ${shardOf('ev.task_id')} FROM events ev WHERE ev.id = d.event_id))`;
 
 /** A shard of an endpoint's backlog. */
 export interface ShardKey {
@@ -139,9 +142,11 @@ export class BacklogStore {
   async oldest(endpointId: string, shards: number[], skip: string[], limit: number, after?: BacklogPlace): Promise<ParkedDelivery[]> {
     const { rows } = await this.pool.query<{ id: string; shard: number; created_at: string }>({
       // created_at as text: a backlog place keeps its microseconds (a Date would drop them, and the
-      // deliveries of one fan-out are a microsecond apart).
-      text: `SELECT d.id, ${shardOf('ev.task_id')} AS shard, d.created_at::text AS created_at FROM deliveries d JOIN events ev ON ev.id = d.event_id
-       WHERE d.endpoint_id = $1 AND d.parked AND NOT (d.id = ANY ($2::uuid[])) AND ${shardOf('ev.task_id')} = ANY ($4::int[])
+      // deliveries of one fan-out are a microsecond apart). The shard from the row (migration 014): no
+      // join with events, so the walk goes down deliveries_parked_idx in order and stops at the limit.
+      text: `SELECT d.id, s.shard, d.created_at::text AS created_at
+       FROM deliveries d CROSS JOIN LATERAL (SELECT ${shardOfDelivery} AS shard) s
+       WHERE d.endpoint_id = $1 AND d.parked AND d.id <> ALL ($2::uuid[]) AND s.shard = ANY ($4::int[])
        ${after ? 'AND (d.created_at, d.id) > ($5::timestamptz, $6::uuid)' : ''}
        ORDER BY d.created_at, d.id LIMIT $3`,
       values: [endpointId, skip, limit, shards, ...(after ? [after.createdAt, after.id] : [])],

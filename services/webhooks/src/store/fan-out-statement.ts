@@ -1,3 +1,4 @@
+import { shardOf } from './backlog.js';
 import { backlogsCte, type WorkRow } from './delivery-work.js';
 
 /** A delivery row, or (delivery_id null) an event queued for the batched fan-out. */
@@ -56,15 +57,15 @@ export const fanOutStatement = `WITH input AS (
     RETURNING event_id
   ), targets AS (
     -- The deliveries to create: each live endpoint subscribed to the event, in its workspace.
-    SELECT f.id AS event_id, f.at, e.id AS endpoint_id, e.created_at AS endpoint_created_at
-    FROM (SELECT id, workspace_id, type, statement_timestamp() + make_interval(secs => ord / 1e6) AS at FROM firsts
+    SELECT f.id AS event_id, f.at, f.shard, e.id AS endpoint_id, e.created_at AS endpoint_created_at
+    FROM (SELECT id, workspace_id, type, ${shardOf('task_id')} AS shard, statement_timestamp() + make_interval(secs => ord / 1e6) AS at FROM firsts
           WHERE workspace_id NOT IN (SELECT workspace_id FROM batched)) f
     JOIN endpoints e ON e.workspace_id = f.workspace_id AND e.deleted_at IS NULL AND e.disabled_at IS NULL AND f.type = ANY (e.events)
   ), ${backlogsCte('SELECT endpoint_id FROM targets')}, created AS (
     -- Created parked when the endpoint has a backlog: the first attempt queues behind it (event order)
     -- without a second write of the row to park it.
-    INSERT INTO deliveries (id, endpoint_id, event_id, created_at, updated_at, parked)
-    SELECT gen_random_uuid(), t.endpoint_id, t.event_id, t.at, t.at, b.endpoint_backlog
+    INSERT INTO deliveries (id, endpoint_id, event_id, created_at, updated_at, parked, backlog_shard)
+    SELECT gen_random_uuid(), t.endpoint_id, t.event_id, t.at, t.at, b.endpoint_backlog, t.shard
     FROM targets t JOIN backlogs b ON b.id = t.endpoint_id
     ORDER BY t.event_id, t.endpoint_created_at, t.endpoint_id
     ON CONFLICT (event_id, endpoint_id) WHERE NOT is_redelivery DO UPDATE SET updated_at = deliveries.updated_at

@@ -1,5 +1,6 @@
 import type { Pool } from '@tws/common';
 import { backlogColumn, toWork, type DeliveryWork, type WorkRow } from './delivery-work.js';
+import { shardOf } from './backlog.js';
 import { ShardedLeases, type LeaseKey } from './sharded-leases.js';
 
 /** Shards of a fan-out: endpoint ids by their first hex digit (random UUIDs spread evenly). */
@@ -76,8 +77,8 @@ const expandStatement = `WITH batch AS (
     WHERE e.workspace_id = $1 AND e.id >= $6::uuid AND ($7::uuid IS NULL OR e.id < $7::uuid) AND ($3::uuid IS NULL OR e.id > $3::uuid)
     ORDER BY e.id LIMIT $4
   ), created AS (
-    INSERT INTO deliveries (id, endpoint_id, event_id, created_at, updated_at)
-    SELECT gen_random_uuid(), b.id, $5, clock_timestamp(), clock_timestamp() FROM batch b WHERE b.target
+    INSERT INTO deliveries (id, endpoint_id, event_id, created_at, updated_at, backlog_shard)
+    SELECT gen_random_uuid(), b.id, $5, clock_timestamp(), clock_timestamp(), ${shardOf('$8::text')} FROM batch b WHERE b.target
     ORDER BY b.id
     ON CONFLICT (event_id, endpoint_id) WHERE NOT is_redelivery DO UPDATE SET updated_at = deliveries.updated_at
     RETURNING id, endpoint_id, state, next_attempt, next_attempt_at, handoff_pending, parked
@@ -169,7 +170,7 @@ export class FanOutStore {
     const { lower, upper } = shardBounds(fanOut.shard);
     const { rows } = await this.pool.query<BatchRow>({
       text: expandStatement,
-      values: [fanOut.workspaceId, fanOut.type, after, limit, fanOut.eventId, lower, upper],
+      values: [fanOut.workspaceId, fanOut.type, after, limit, fanOut.eventId, lower, upper, fanOut.taskId],
     });
     const first = rows[0];
     const work: DeliveryWork[] = [];

@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { createLogger, type Pool } from '@tws/common';
 import { waitUntil } from '@tws/devstack';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { underAutoExplain } from '../../../../test/support/auto-explain.js';
 import { scratchSchema, type ScratchSchema } from '../../../../test/support/scratch-schema.js';
 import type { DeliveryPipeline } from '../domain/delivery/pipeline.js';
-import { BacklogStore, backlogShards, type BacklogPlace } from '../store/backlog.js';
+import { BacklogStore, backlogShards, shardOf, type BacklogPlace } from '../store/backlog.js';
 import { DeliveryStore, type DeliveryWork, type IncomingEvent } from '../store/deliveries.js';
 import { BacklogDrainer } from './backlog-drainer.js';
 
@@ -202,6 +203,83 @@ describe('BacklogDrainer: a backlog drained in shards', () => {
     const handed = batches.flatMap((call) => call.ids);
     expect(new Set(handed).size).toBe(handed.length);
     expect(attempted).toHaveLength(4 * 5 + 1);
+  });
+
+  /** Each of the endpoint's deliveries' shard, computed from its event's task in SQL (as store/backlog.ts defines it). */
+  const shardsFromTasks = async (endpointId: string): Promise<Map<string, number>> =>
+    new Map(
+      (
+        await pool.query<{ id: string; shard: number }>(
+          `SELECT d.id, ${shardOf('ev.task_id')} AS shard FROM deliveries d JOIN events ev ON ev.id = d.event_id WHERE d.endpoint_id = $1`,
+          [endpointId],
+        )
+      ).rows.map((row) => [row.id, row.shard]),
+    );
+
+  it('keeps each delivery\'s shard on its row from its creation; a row without one (older than migration 014) takes its event\'s task\'s', async (context) => {
+    const endpointId = await endpointWithBacklog(16, 2);
+    context.onTestFinished(async () => {
+      await pool.query('UPDATE deliveries SET parked = false WHERE endpoint_id = $1', [endpointId]);
+    });
+    const expected = await shardsFromTasks(endpointId);
+    const { rows } = await pool.query<{ id: string; backlog_shard: number | null }>('SELECT id, backlog_shard FROM deliveries WHERE endpoint_id = $1', [endpointId]);
+    expect(rows).toHaveLength(32);
+    expect(new Map(rows.map((row) => [row.id, row.backlog_shard]))).toEqual(expected);
+    expect(new Set(expected.values()).size).toBeGreaterThan(2);
+    const picked = async (shards: number[]): Promise<Map<string, number>> =>
+      new Map((await backlog.oldest(endpointId, shards, [], 100)).map((row) => [row.id, row.shard]));
+    expect(await picked(backlogShardsList())).toEqual(expected);
+    // Half of the rows as an older replica wrote them: the same shards, the same picks per shard.
+    await pool.query('UPDATE deliveries SET backlog_shard = NULL WHERE endpoint_id = $1 AND id = ANY ($2::uuid[])', [endpointId, rows.filter((_, index) => index % 2 === 0).map((row) => row.id)]);
+    expect(await picked(backlogShardsList())).toEqual(expected);
+    const [first] = [...expected.values()];
+    expect(await picked([first!])).toEqual(new Map([...expected].filter(([, shard]) => shard === first)));
+  });
+
+  it('picks a batch without reading the events, and loads it by id without walking the endpoint\'s delivery log (auto_explain)', async (context) => {
+    const endpointId = await endpointWithBacklog(8, 6);
+    // Drained by nobody else: the tests after this one start their drainers on every endpoint's backlog.
+    context.onTestFinished(async () => {
+      await pool.query('UPDATE deliveries SET parked = false WHERE endpoint_id = $1', [endpointId]);
+    });
+    // A delivery log beside the backlog: deliveries of the endpoint that are not parked (the fan-out parks them behind it).
+    const logged = await endpointWithBacklogRows(endpointId, 60);
+    await pool.query('UPDATE deliveries SET parked = false WHERE id = ANY ($1::uuid[])', [logged]);
+    const { result, plans } = await underAutoExplain(
+      inject('stack').databaseUrl,
+      scratch!.schema,
+      async (session) => {
+        const picked = await new BacklogStore(session as unknown as Pool).oldest(endpointId, [0, 1, 2, 3], [], 10);
+        const work = await new DeliveryStore(session as unknown as Pool).load(picked.map((row) => row.id));
+        return { picked, work };
+      },
+      { analyze: true },
+    );
+    expect(result.picked).toHaveLength(10);
+    expect(result.picked.every((row) => row.shard >= 0 && row.shard <= 3)).toBe(true);
+    expect([...result.work.keys()].sort()).toEqual(result.picked.map((row) => row.id).sort());
+    interface PlanNode {
+      'Node Type': string;
+      'Relation Name'?: string;
+      'Index Name'?: string;
+      'Actual Loops'?: number;
+      Plans?: PlanNode[];
+    }
+    const nodesOf = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodesOf)];
+    const planOf = (start: string): PlanNode[] => {
+      const found = plans.find(({ query }) => query.trimStart().startsWith(start));
+      expect(found, `a plan of "${start}…" among ${plans.length}`).toBeDefined();
+      return nodesOf((JSON.parse(found!.plan) as { Plan: PlanNode }).Plan);
+    };
+    const picking = planOf('SELECT d.id, s.shard');
+    // The parked rows' shards from their rows: the events table is in the plan (rows older than 014) but never read.
+    expect(picking.filter((node) => node['Relation Name'] === 'events' && (node['Actual Loops'] ?? 0) > 0)).toEqual([]);
+    expect(picking.some((node) => node['Index Name'] === 'deliveries_parked_idx')).toBe(true);
+    // The load reads the deliveries by id, and the endpoint's backlog through its parked index only.
+    const loading = planOf('WITH d AS MATERIALIZED');
+    const deliveryIndexes = new Set(loading.flatMap((node) => (node['Index Name']?.startsWith('deliveries') ? [node['Index Name']] : [])));
+    expect(deliveryIndexes).toEqual(new Set(['deliveries_pkey', 'deliveries_parked_idx']));
+    expect(loading.filter((node) => node['Node Type'] === 'Seq Scan')).toEqual([]);
   });
 
   it('leaves an endpoint whose backlog an older replica holds (its own lease owner) to it', async () => {
