@@ -19,7 +19,7 @@ import {
  * when an OTLP endpoint is set) the API is a no-op: no span is ever active, `currentTraceparent()`
  * is null and `inSpan` just runs its function.
  */
-export { SpanKind, SpanStatusCode, type Context, type Span } from '@opentelemetry/api';
+export { SpanKind, SpanStatusCode, type Span } from '@opentelemetry/api';
 
 /** W3C trace context, version 00: `00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>` (55 characters). */
 const traceparentPattern = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;

@@ -1,4 +1,4 @@
-import type { Context, Logger } from '@tws/common';
+import type { Logger } from '@tws/common';
 import type { DeliveryStore, DeliveryWork, IncomingEvent } from '../../store/deliveries.js';
 import type { DeliveryPipeline } from '../../domain/delivery/pipeline.js';
 import type { WebhookMetrics } from '../../metrics.js';
@@ -34,18 +34,12 @@ interface MessageScope {
   requestId: string | undefined;
   /** The message's `traceparent` when sane (a batched fan-out keeps it with its cursor). */
   traceparent: string | undefined;
-  /** The context whose remote parent is the message's `traceparent`; undefined without a sane one. */
-  parent: Context | undefined;
 }
 
-function scopeOf(requestId: string | null | undefined, traceparent: string | null | undefined): MessageScope {
-  const sane = isSaneTraceparent(traceparent) ? traceparent : undefined;
-  return {
-    requestId: isSaneRequestId(requestId) ? requestId : undefined,
-    traceparent: sane,
-    parent: sane === undefined ? undefined : contextOfTraceparent(sane),
-  };
-}
+const scopeOf = (requestId: string | null | undefined, traceparent: string | null | undefined): MessageScope => ({
+  requestId: isSaneRequestId(requestId) ? requestId : undefined,
+  traceparent: isSaneTraceparent(traceparent) ? traceparent : undefined,
+});
 
 const scopeOfMessage = (headers: MessageHeaders | undefined): MessageScope => scopeOf(requestIdOfMessage(headers), traceparentOfMessage(headers));
 
@@ -63,9 +57,9 @@ export interface ProcessedMessage {
  * as a child of that one span (one span per message, as the messaging conventions have it).
  */
 function inScope<T>(scope: MessageScope, topic: string, message: ProcessedMessage, run: () => Promise<T>): Promise<T> {
-  const { requestId, parent } = scope;
+  const { requestId, traceparent } = scope;
   const underRequest = requestId !== undefined ? () => runWithRequestId(requestId, run) : run;
-  if (parent === undefined) return underRequest();
+  if (traceparent === undefined) return underRequest();
   const attributes = {
     'messaging.system': 'kafka',
     'messaging.operation.type': 'process',
@@ -73,7 +67,8 @@ function inScope<T>(scope: MessageScope, topic: string, message: ProcessedMessag
     'messaging.message.id': message.eventId,
     'tws.webhook.deliveries': message.deliveries,
   };
-  return inSpan(`${topic} process`, { kind: SpanKind.CONSUMER, parent, attributes }, underRequest);
+  // The remote parent is made here, once per message that runs deliveries: most events have none.
+  return inSpan(`${topic} process`, { kind: SpanKind.CONSUMER, parent: contextOfTraceparent(traceparent), attributes }, underRequest);
 }
 
 /** inScope with the request id and trace context given (a batched fan-out keeps them with its cursor). */
