@@ -10,6 +10,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { api, type ApiResponse } from '../support/api.js';
+import { planNodes, type PlanNode } from '../support/auto-explain.js';
 import { createProject, createSection, createTask, expectStatus, patchTask, pollUntil, type CreatedProject, type ListedTask } from '../support/fixtures.js';
 import { renderedList, seedTasks } from '../support/seed-tasks.js';
 import { pausedGet, type PausedResponse } from '../support/paused-response.js';
@@ -253,8 +254,7 @@ describe('streamed task lists', () => {
     const project = await createProject(fx.key);
     await db.query('ANALYZE tasks');
     await seedTasks(db, { workspaceId: fx.ws.workspace.id, projectId: project.id, sectionIds: [project.defaultListId], count: 6_000, describedEvery: 0, descriptionBytes: 0, statusId: fx.todo.id });
-    /** Every node of the plan, depth first. */
-    const nodes = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodes)];
+    /** Every node of the cursor's plan, depth first. */
     const cursorPlan = async (): Promise<PlanNode[]> => {
       await db.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
       try {
@@ -263,7 +263,7 @@ describe('streamed task lists', () => {
           text: `EXPLAIN (FORMAT JSON) DECLARE c NO SCROLL CURSOR FOR ${sectionRowsSql}`,
           values: [project.defaultListId],
         });
-        return nodes(rows[0]!['QUERY PLAN'][0]!.Plan);
+        return planNodes(rows[0]!['QUERY PLAN'][0]!.Plan);
       } finally {
         await db.query('ROLLBACK');
       }
@@ -276,10 +276,3 @@ describe('streamed task lists', () => {
     expectIndexWalk(await cursorPlan());
   });
 });
-
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  Plans?: PlanNode[];
-}

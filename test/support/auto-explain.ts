@@ -30,6 +30,21 @@ const settings = [
   'enable_seqscan = off',
 ];
 
+/** A node of a JSON plan (EXPLAIN's or auto_explain's): the fields tests read, and its children. */
+export interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  /** With ANALYZE: how often the node ran. */
+  'Actual Loops'?: number;
+  Plans?: PlanNode[];
+}
+
+/** A plan's nodes, depth first (a test's own node type may add the fields it reads). */
+export function planNodes<Node extends { Plans?: Node[] }>(node: Node): Node[] {
+  return [node, ...(node.Plans ?? []).flatMap((child) => planNodes(child))];
+}
+
 /** The relations a plan (auto_explain's or EXPLAIN's JSON) reads with a Seq Scan. */
 export function seqScansIn(plan: string): string[] {
   return [...plan.matchAll(/"Node Type": ?"Seq Scan"[^{}]*?"Relation Name": ?"(\w+)"/g)].map((match) => match[1]!);

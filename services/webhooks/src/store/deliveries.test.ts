@@ -5,6 +5,7 @@ import { DeliveryStore, type IncomingEvent } from './deliveries.js';
 import type { DeliveryWork } from './delivery-work.js';
 import { backlogColumn } from './delivery-work.js';
 import { fanOutStatement } from './fan-out-statement.js';
+import { planNodes, type PlanNode } from '../../../../test/support/auto-explain.js';
 
 /** Against the test stack's Postgres (schema webhooks), in a workspace of its own. */
 describe('DeliveryStore.fanOut', () => {
@@ -106,7 +107,7 @@ describe('DeliveryStore.fanOut', () => {
     const client = await pool.connect();
     try {
       await client.query('BEGIN');
-      const { rows } = await client.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>({
+      const { rows } = await client.query<{ 'QUERY PLAN': Array<{ Plan: BufferedPlanNode }> }>({
         text: `EXPLAIN (ANALYZE, FORMAT JSON) ${fanOutStatement}`,
         values: [
           events.map((event) => event.id),
@@ -122,7 +123,7 @@ describe('DeliveryStore.fanOut', () => {
       const plan = rows[0]!['QUERY PLAN'][0]!.Plan;
       expect(plan['Actual Rows']).toBe(events.length * endpoints.length);
       // The probe's scan of deliveries (alias p), whichever index the shared database's statistics pick.
-      const probes = flatten(plan).filter((node) => node['Relation Name'] === 'deliveries' && node.Alias === 'p');
+      const probes = planNodes(plan).filter((node) => node['Relation Name'] === 'deliveries' && node.Alias === 'p');
       expect(probes.length).toBeGreaterThan(0);
       expect(probes.reduce((loops, node) => loops + node['Actual Loops'], 0)).toBe(endpoints.length);
     } finally {
@@ -151,10 +152,10 @@ describe('DeliveryStore.fanOut', () => {
       await client.query('ANALYZE endpoints');
       await client.query('ANALYZE deliveries');
       // 500 probes (a statement makes one per endpoint: backlogsCte).
-      const { rows } = await client.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
+      const { rows } = await client.query<{ 'QUERY PLAN': Array<{ Plan: BufferedPlanNode }> }>(
         `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT ${backlogColumn} FROM generate_series(1, 125) JOIN endpoints e ON true`,
       );
-      const nodes = flatten(rows[0]!['QUERY PLAN'][0]!.Plan);
+      const nodes = planNodes(rows[0]!['QUERY PLAN'][0]!.Plan);
       const deliveryScans = nodes.filter((node) => node['Relation Name'] === 'deliveries');
       // The copy of deliveries_parked_idx (LIKE … INCLUDING ALL names the copies itself).
       const parkedIndex = await client.query<{ indexname: string }>(
@@ -173,16 +174,12 @@ describe('DeliveryStore.fanOut', () => {
   });
 });
 
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
+/** The plan fields of the probe's EXPLAIN (ANALYZE, BUFFERS) that this test reads. */
+interface BufferedPlanNode extends PlanNode {
   Alias?: string;
   'Local Hit Blocks': number;
   'Local Read Blocks': number;
   'Actual Rows': number;
   'Actual Loops': number;
-  Plans?: PlanNode[];
+  Plans?: BufferedPlanNode[];
 }
-
-const flatten = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(flatten)];

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createLogger, type Pool } from '@tws/common';
 import { waitUntil } from '@tws/devstack';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { underAutoExplain } from '../../../../test/support/auto-explain.js';
+import { afterAll, beforeAll, describe, expect, inject, it, type TestContext } from 'vitest';
+import { planNodes, underAutoExplain, type PlanNode } from '../../../../test/support/auto-explain.js';
 import { scratchSchema, type ScratchSchema } from '../../../../test/support/scratch-schema.js';
 import type { DeliveryPipeline } from '../domain/delivery/pipeline.js';
 import { BacklogStore, backlogShards, shardOf, type BacklogPlace } from '../store/backlog.js';
@@ -205,6 +205,13 @@ describe('BacklogDrainer: a backlog drained in shards', () => {
     expect(attempted).toHaveLength(4 * 5 + 1);
   });
 
+  /** A backlog no drainer of the test empties: unparked once the test ends, pass or fail (the tests after it drain every endpoint's backlog). */
+  const unparkWhenFinished = (context: TestContext, endpointId: string): void => {
+    context.onTestFinished(async () => {
+      await pool.query('UPDATE deliveries SET parked = false WHERE endpoint_id = $1', [endpointId]);
+    });
+  };
+
   /** Each of the endpoint's deliveries' shard, computed from its event's task in SQL (as store/backlog.ts defines it). */
   const shardsFromTasks = async (endpointId: string): Promise<Map<string, number>> =>
     new Map(
@@ -218,9 +225,7 @@ describe('BacklogDrainer: a backlog drained in shards', () => {
 
   it('keeps each delivery\'s shard on its row from its creation; a row without one (older than migration 014) takes its event\'s task\'s', async (context) => {
     const endpointId = await endpointWithBacklog(16, 2);
-    context.onTestFinished(async () => {
-      await pool.query('UPDATE deliveries SET parked = false WHERE endpoint_id = $1', [endpointId]);
-    });
+    unparkWhenFinished(context, endpointId);
     const expected = await shardsFromTasks(endpointId);
     const { rows } = await pool.query<{ id: string; backlog_shard: number | null }>('SELECT id, backlog_shard FROM deliveries WHERE endpoint_id = $1', [endpointId]);
     expect(rows).toHaveLength(32);
@@ -238,10 +243,7 @@ describe('BacklogDrainer: a backlog drained in shards', () => {
 
   it('picks a batch without reading the events, and loads it by id without walking the endpoint\'s delivery log (auto_explain)', async (context) => {
     const endpointId = await endpointWithBacklog(8, 6);
-    // Drained by nobody else: the tests after this one start their drainers on every endpoint's backlog.
-    context.onTestFinished(async () => {
-      await pool.query('UPDATE deliveries SET parked = false WHERE endpoint_id = $1', [endpointId]);
-    });
+    unparkWhenFinished(context, endpointId);
     // A delivery log beside the backlog: deliveries of the endpoint that are not parked (the fan-out parks them behind it).
     const logged = await endpointWithBacklogRows(endpointId, 60);
     await pool.query('UPDATE deliveries SET parked = false WHERE id = ANY ($1::uuid[])', [logged]);
@@ -258,18 +260,10 @@ describe('BacklogDrainer: a backlog drained in shards', () => {
     expect(result.picked).toHaveLength(10);
     expect(result.picked.every((row) => row.shard >= 0 && row.shard <= 3)).toBe(true);
     expect([...result.work.keys()].sort()).toEqual(result.picked.map((row) => row.id).sort());
-    interface PlanNode {
-      'Node Type': string;
-      'Relation Name'?: string;
-      'Index Name'?: string;
-      'Actual Loops'?: number;
-      Plans?: PlanNode[];
-    }
-    const nodesOf = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodesOf)];
     const planOf = (start: string): PlanNode[] => {
       const found = plans.find(({ query }) => query.trimStart().startsWith(start));
       expect(found, `a plan of "${start}…" among ${plans.length}`).toBeDefined();
-      return nodesOf((JSON.parse(found!.plan) as { Plan: PlanNode }).Plan);
+      return planNodes((JSON.parse(found!.plan) as { Plan: PlanNode }).Plan);
     };
     const picking = planOf('SELECT d.id, s.shard');
     // The parked rows' shards from their rows: the events table is in the plan (rows older than 014) but never read.
