@@ -13,6 +13,7 @@ export * from './db.js';
 export * from './migrations.js';
 export * from './migrate-command.js';
 export * from './kafka.js';
+export { adaptFetchWhenIdle, type AdaptiveFetchPolicy } from './kafka-adaptive-fetch.js';
 export * from './backend.js';
 export * from './grpc-health.js';
 export * from './nul.js';

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
 import { withTimeout } from './readiness.js';
 import { installKafkaRecordEncoder } from './kafka-record.js';
+import { installAdaptiveFetch } from './kafka-adaptive-fetch.js';
 import { installKafkaRequestQueueFix } from './kafka-request-queue.js';
 
 export type { Kafka } from 'kafkajs';
@@ -22,11 +23,13 @@ const pinoLevelOf: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
 /**
  * The one place a service builds its Kafka client, so a kafkajs-compatible client can replace it.
  * kafkajs logs go through the service's JSON logger; its records are encoded by kafka-record.ts,
- * and its connections' request queues wait without a 1 ms timer (kafka-request-queue.ts).
+ * its connections' request queues wait without a 1 ms timer (kafka-request-queue.ts), and groups
+ * registered with `adaptFetchWhenIdle` stop batching their fetches while idle (kafka-adaptive-fetch.ts).
  */
 export function createKafka(options: { clientId: string; brokers: string[]; logger: Logger } & Partial<KafkaConfig>): Kafka {
   installKafkaRecordEncoder();
   installKafkaRequestQueueFix();
+  installAdaptiveFetch();
   const { logger, ...config } = options;
   const kafkaLogger = logger.child({ component: 'kafkajs' });
   return new Kafka({

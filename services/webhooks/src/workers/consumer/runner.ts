@@ -1,7 +1,7 @@
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from '@tws/common';
 import type { WebhookMetrics } from '../../metrics.js';
-import { sleep } from '@tws/common';
+import { adaptFetchWhenIdle, sleep } from '@tws/common';
 import { PartitionTracker } from './partition-tracker.js';
 
 export interface IncomingMessage {
@@ -37,6 +37,12 @@ export interface RunnerOptions {
   /** Fetch batching: the broker answers once `fetchMinBytes` are there or `fetchMaxWaitMs` passed. */
   fetchMinBytes?: number;
   fetchMaxWaitMs?: number;
+  /**
+   * When set, a fetch after one that brought nothing waits up to this long for a single byte instead
+   * (kafka-adaptive-fetch.ts): no empty fetch every `fetchMaxWaitMs` while idle, no wait for the
+   * first record after it.
+   */
+  fetchIdleWaitMs?: number;
 }
 
 /**
@@ -56,6 +62,7 @@ export class TrackedConsumer {
   private draining = false;
 
   constructor(private readonly options: RunnerOptions) {
+    if (options.fetchIdleWaitMs !== undefined) adaptFetchWhenIdle(options.groupId, { idleWaitMs: options.fetchIdleWaitMs });
     this.consumer = options.kafka.consumer({
       groupId: options.groupId,
       sessionTimeout: 30_000,
