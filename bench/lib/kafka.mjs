@@ -52,6 +52,36 @@ export async function waitForPipelineIdle(stack, what, timeoutMs = 120_000, { qu
 }
 
 /**
+ * Waits (at most `timeoutMs`, then goes on) until both webhooks consumer groups are stable with
+ * `members` members. A replica started for the webhook runs joins its groups some seconds after it
+ * is ready, and each join stops every member's consumption until the group is stable again (up to a
+ * heartbeat interval, 3 s, to notice): a warm-up that began during it started seconds behind.
+ */
+export async function waitForStableGroups(stack, members, timeoutMs = 60_000) {
+  const admin = kafkaOf(stack, 'bench').admin();
+  await admin.connect();
+  const groupIds = Object.values(webhookConsumerGroups);
+  const started = performance.now();
+  try {
+    for (;;) {
+      const { groups } = await admin.describeGroups(groupIds);
+      const unsettled = groups.filter((group) => group.state !== 'Stable' || group.members.length !== members);
+      if (unsettled.length === 0) {
+        log(`webhooks: consumer groups stable with ${members} members each (${Math.round(performance.now() - started)} ms)`);
+        return;
+      }
+      if (performance.now() - started > timeoutMs) {
+        log(`webhooks: consumer groups not stable after ${timeoutMs / 1000} s (${unsettled.map((group) => `${group.groupId} ${group.state}, ${group.members.length} members`).join('; ')}); going on`);
+        return;
+      }
+      await sleep(250);
+    }
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/**
  * When each change reached Kafka, which splits the event-to-delivery latency into tasks (commit →
  * relay → Kafka) and webhooks (Kafka → receiver): the record's timestamp (CreateTime, set by the
  * tasks service's producer), on this process's clock. A tap on task-events (own group) reads it for
