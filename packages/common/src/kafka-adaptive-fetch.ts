@@ -74,7 +74,7 @@ export function adaptiveFetch(fetch: Fetch, policyOf: (groupId: string) => Adapt
 
 const require = createRequire(import.meta.url);
 /** kafkajs's consumer group class (one per running consumer). */
-export const consumerGroupPath = require.resolve('kafkajs/src/consumer/consumerGroup.js');
+const consumerGroupPath = require.resolve('kafkajs/src/consumer/consumerGroup.js');
 
 let installed = false;
 
