@@ -13,26 +13,43 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
-const { values: options, positionals } = parseArgs({
-  allowPositionals: true,
-  options: {
-    timeline: { type: 'boolean' },
-    from: { type: 'string' },
-    to: { type: 'string' },
-    packages: { type: 'boolean' },
-    tree: { type: 'boolean' },
-    min: { type: 'string' },
-  },
-});
-const [file, topArg] = positionals;
-if (!file) {
-  console.error('usage: node bench/lib/profile-summary.mjs <file.cpuprofile> [top=25] [--timeline] [--from s] [--to s] [--packages] [--tree [--min %]]');
+const usage = 'usage: node bench/lib/profile-summary.mjs <file.cpuprofile> [top=25] [--timeline] [--from s] [--to s] [--packages] [--tree [--min %]]';
+function usageError(message) {
+  console.error(`${message}\n${usage}`);
   process.exit(2);
 }
-const top = Number(topArg ?? 25);
-const treeMinPercent = Number(options.min ?? 1);
-const fromUs = Number(options.from ?? 0) * 1e6;
-const toUs = options.to === undefined ? Infinity : Number(options.to) * 1e6;
+
+let parsed;
+try {
+  parsed = parseArgs({
+    allowPositionals: true,
+    options: {
+      timeline: { type: 'boolean' },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      packages: { type: 'boolean' },
+      tree: { type: 'boolean' },
+      min: { type: 'string' },
+    },
+  });
+} catch (error) {
+  usageError(error.message);
+}
+const { values: options, positionals } = parsed;
+const [file, topArg] = positionals;
+if (!file) usageError('no profile named');
+
+/** A number argument (a count, seconds or a percent), or the default; anything else is a usage error. */
+function numberArgument(name, text, fallback) {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isFinite(value) || value < 0) usageError(`${name} must be a number ≥ 0, got ${JSON.stringify(text)}`);
+  return value;
+}
+const top = numberArgument('top', topArg, 25);
+const treeMinPercent = numberArgument('--min', options.min, 1);
+const fromUs = numberArgument('--from', options.from, 0) * 1e6;
+const toUs = numberArgument('--to', options.to, Infinity) * 1e6;
 
 const profile = JSON.parse(readFileSync(file, 'utf8'));
 const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
@@ -56,11 +73,13 @@ profile.samples.forEach((id, i) => {
   clock += profile.timeDeltas[i] ?? 0;
   const us = profile.timeDeltas[i + 1] ?? 0;
   if (options.timeline) {
-    const second = seconds.get(Math.floor(clock / 1e6)) ?? { busy: 0, gc: 0, all: 0 };
+    const at = Math.floor(clock / 1e6);
+    const second = seconds.get(at) ?? { busy: 0, gc: 0, all: 0 };
+    const { functionName } = nodes.get(id).callFrame;
     second.all += us;
-    if (!isIdle(id)) second.busy += us;
-    if (nodes.get(id).callFrame.functionName === '(garbage collector)') second.gc += us;
-    seconds.set(Math.floor(clock / 1e6), second);
+    if (functionName !== '(idle)') second.busy += us;
+    if (functionName === '(garbage collector)') second.gc += us;
+    seconds.set(at, second);
   }
   if (clock < fromUs || clock > toUs || isIdle(id)) return;
   selfTicks.set(id, (selfTicks.get(id) ?? 0) + us);
@@ -102,15 +121,10 @@ function printTimeline() {
 }
 
 function printTree() {
+  // A node's time with its callees': each sampled node's self time added up its parent chain (no recursion).
   const inclusive = new Map();
-  const sum = (id) => {
-    let us = selfTicks.get(id) ?? 0;
-    for (const child of nodes.get(id).children ?? []) us += sum(child);
-    inclusive.set(id, us);
-    return us;
-  };
+  for (const [id, us] of selfTicks) for (let current = id; current !== undefined; current = parent.get(current)) inclusive.set(current, (inclusive.get(current) ?? 0) + us);
   const root = profile.nodes[0].id;
-  sum(root);
   const minUs = (treeMinPercent / 100) * busy;
   console.log(`call tree (of ${(busy / 1000).toFixed(0)} ms busy; nodes under ${treeMinPercent}% left out)`);
   // Iterative walk: same-named siblings are merged so that one call site reads as one line.
@@ -123,7 +137,7 @@ function printTree() {
     for (const id of ids) {
       const name = label(nodes.get(id));
       const group = groups.get(name) ?? { us: 0, children: [] };
-      group.us += inclusive.get(id);
+      group.us += inclusive.get(id) ?? 0;
       group.children.push(...(nodes.get(id).children ?? []));
       groups.set(name, group);
     }
@@ -140,7 +154,10 @@ if (options.timeline) printTimeline();
 else if (options.tree) printTree();
 else if (options.packages) {
   const byPackage = new Map();
-  for (const [id, us] of selfTicks) byPackage.set(packageOf(nodes.get(id)), (byPackage.get(packageOf(nodes.get(id))) ?? 0) + us);
+  for (const [id, us] of selfTicks) {
+    const name = packageOf(nodes.get(id));
+    byPackage.set(name, (byPackage.get(name) ?? 0) + us);
+  }
   show('self time by package', byPackage);
 } else {
   const self = new Map();
