@@ -25,6 +25,8 @@ ROOT = Path(__file__).resolve().parents[2]
 VALUES = ROOT / "deploy" / "helm" / "task-workspace" / "values.yaml"
 SHELLS = {"sh", "bash", "dash", "ash", "zsh", "busybox"}
 PACKAGE_MANAGERS = ("usr/bin/dpkg", "usr/bin/apt", "usr/bin/apt-get", "usr/local/bin/npm")
+# A service's own V8 flags, first in its CMD (the local stack: packages/devstack serviceV8Flags).
+V8_FLAGS = {"tasks": ["--heap-growing-percent=100"]}
 
 
 def chart_ports(service: str) -> set[str]:
@@ -48,7 +50,7 @@ def check(service: str, version: str, revision: str, rootfs: Path, config: dict)
     elif not inside(rootfs, entrypoint[0]).is_file():
         problems.append(f"the Entrypoint {entrypoint[0]} is not a file in the image")
     cmd = config.get("Cmd") or []
-    expected_cmd = ["--disable-warning=TimeoutNegativeWarning", "--import", "./packages/common/dist/tracing.js", f"services/{service}/dist/main.js"]
+    expected_cmd = [*V8_FLAGS.get(service, []), "--disable-warning=TimeoutNegativeWarning", "--import", "./packages/common/dist/tracing.js", f"services/{service}/dist/main.js"]
     if cmd != expected_cmd:
         problems.append(f"Cmd should be {expected_cmd}, is {cmd}")
     exposed = {port.split("/")[0] for port in (config.get("ExposedPorts") or {})}

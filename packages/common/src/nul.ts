@@ -5,25 +5,55 @@
  */
 export const nulMessage = 'must not contain the NUL character (U+0000)';
 
+/** An object or array still to be looked into, and how it was reached (for the path of a hit). */
+interface Container {
+  value: object;
+  parent: Container | undefined;
+  step: string | number | undefined;
+}
+
+function pathOf(container: Container | undefined, step?: string | number): string {
+  const steps: Array<string | number> = step === undefined ? [] : [step];
+  for (let at = container; at?.step !== undefined; at = at.parent) steps.push(at.step);
+  return steps.reduceRight<string>((path, next) => (typeof next === 'number' ? `${path}[${next}]` : `${path}.${next}`), '');
+}
+
+const isContainer = (value: unknown): value is object => typeof value === 'object' && value !== null && !ArrayBuffer.isView(value);
+
 /**
- * The path (`.a[0].b`, empty for `value` itself) of the first string in `value` that holds U+0000, or
- * of the object one of whose keys does; byte buffers are not text and are skipped. Iterative: nesting depth is unbounded.
+ * The path (`.a[0].b`, empty for `value` itself) of a string in `value` that holds U+0000, or of the
+ * object one of whose keys does; byte buffers are not text and are skipped. Each object's own keys
+ * and strings are looked at before what is nested in it. Iterative: nesting depth is unbounded.
+ * Called on every request at each edge, so it allocates only for the objects and arrays it descends
+ * into, and builds a path only for a hit.
  */
 export function findNul(value: unknown): string | undefined {
-  const pending: Array<{ value: unknown; path: string }> = [{ value, path: '' }];
+  if (typeof value === 'string') return value.includes('\0') ? '' : undefined;
+  if (!isContainer(value)) return undefined;
+  const pending: Container[] = [{ value, parent: undefined, step: undefined }];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const { value: current, path } = next;
-    if (typeof current === 'string') {
-      if (current.includes('\0')) return path;
-    } else if (Array.isArray(current)) {
-      for (let index = current.length - 1; index >= 0; index--) pending.push({ value: current[index], path: `${path}[${index}]` });
-    } else if (typeof current === 'object' && current !== null && !ArrayBuffer.isView(current)) {
-      for (const [key, child] of Object.entries(current)) {
+    const current = next.value;
+    const nested: Container[] = [];
+    if (Array.isArray(current)) {
+      for (let index = 0; index < current.length; index++) {
+        const child: unknown = current[index];
+        if (typeof child === 'string') {
+          if (child.includes('\0')) return pathOf(next, index);
+        } else if (isContainer(child)) nested.push({ value: child, parent: next, step: index });
+      }
+    } else {
+      for (const key in current) {
+        if (!Object.hasOwn(current, key)) continue;
         // A key with NUL is reported at its object: the path does not carry the NUL on.
-        if (key.includes('\0')) return path;
-        pending.push({ value: child, path: `${path}.${key}` });
+        if (key.includes('\0')) return pathOf(next);
+        const child: unknown = (current as Record<string, unknown>)[key];
+        if (typeof child === 'string') {
+          if (child.includes('\0')) return pathOf(next, key);
+        } else if (isContainer(child)) nested.push({ value: child, parent: next, step: key });
       }
     }
+    // Pushed last first, so they are looked into in order.
+    for (let index = nested.length - 1; index >= 0; index--) pending.push(nested[index] as Container);
   }
   return undefined;
 }

@@ -64,6 +64,18 @@ export const nodeFlags = ['--disable-warning=TimeoutNegativeWarning'];
 export const serviceNodeFlags = [...nodeFlags, '--import', pathToFileURL(path.join(repoRoot, 'packages', 'common', 'dist', 'tracing.js')).href];
 
 /**
+ * V8 flags of one service, before its other flags (the images' CMD carries the same: docker/Dockerfile).
+ * The tasks service lets its old generation double after a full GC (`--heap-growing-percent`, a flag
+ * Node refuses in NODE_OPTIONS). With ~30 MB live, V8's own factor (~1.5) left it less headroom than
+ * its young generation holds, so it marked almost without pause: a full GC every third scavenge
+ * under load, ~18 % of its CPU (bench/HISTORY.md, session 23). The other services keep V8's factor:
+ * with it doubled, the gateway and the webhooks service passed 200 MB resident in a full bench run.
+ */
+export const serviceV8Flags: Readonly<Partial<Record<ServiceName, readonly string[]>>> = {
+  tasks: ['--heap-growing-percent=100'],
+};
+
+/**
  * The memory settings the service images carry (docker/Dockerfile, ENV): a bounded V8 heap
  * (128 MiB old space, 8 MiB semi-spaces: garbage is collected before it piles up) and two malloc
  * arenas instead of one per thread, so each service stays well under 200 MB resident under load.
@@ -185,7 +197,8 @@ export async function startServices(options: {
     };
     const label = replica === 0 ? name : `${name}-${replica}`;
     // Same ports and environment at every restart, so peers' targets stay valid.
-    const start = (): ManagedProcess => startProcess(label, process.execPath, [...serviceNodeFlags, entryPoint(name)], { logDir: options.logDir, env });
+    const flags = [...(serviceV8Flags[name] ?? []), ...serviceNodeFlags, entryPoint(name)];
+    const start = (): ManagedProcess => startProcess(label, process.execPath, flags, { logDir: options.logDir, env });
     const supervisor = options.restart ? supervise(label, start, options.restart) : undefined;
     // The app's reserved port is let go only now, for the app to bind it.
     if (name === 'web' && replica === 0) await webReservation?.release();
