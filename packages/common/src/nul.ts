@@ -12,13 +12,20 @@ interface Container {
   step: string | number | undefined;
 }
 
-function pathOf(container: Container | undefined, step?: string | number): string {
+function pathOf(container: Container, step?: string | number): string {
   const steps: Array<string | number> = step === undefined ? [] : [step];
-  for (let at = container; at?.step !== undefined; at = at.parent) steps.push(at.step);
+  for (let at: Container | undefined = container; at?.step !== undefined; at = at.parent) steps.push(at.step);
   return steps.reduceRight<string>((path, next) => (typeof next === 'number' ? `${path}[${next}]` : `${path}.${next}`), '');
 }
 
 const isContainer = (value: unknown): value is object => typeof value === 'object' && value !== null && !ArrayBuffer.isView(value);
+
+/** Whether `child` (reached from `parent` by `step`) is a string holding U+0000; an object or array child is added to `nested`. */
+function holdsNul(child: unknown, parent: Container, step: string | number, nested: Container[]): boolean {
+  if (typeof child === 'string') return child.includes('\0');
+  if (isContainer(child)) nested.push({ value: child, parent, step });
+  return false;
+}
 
 /**
  * The path (`.a[0].b`, empty for `value` itself) of a string in `value` that holds U+0000, or of the
@@ -31,25 +38,17 @@ export function findNul(value: unknown): string | undefined {
   if (typeof value === 'string') return value.includes('\0') ? '' : undefined;
   if (!isContainer(value)) return undefined;
   const pending: Container[] = [{ value, parent: undefined, step: undefined }];
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const current = next.value;
+  for (let container = pending.pop(); container !== undefined; container = pending.pop()) {
     const nested: Container[] = [];
+    const current = container.value;
     if (Array.isArray(current)) {
-      for (let index = 0; index < current.length; index++) {
-        const child: unknown = current[index];
-        if (typeof child === 'string') {
-          if (child.includes('\0')) return pathOf(next, index);
-        } else if (isContainer(child)) nested.push({ value: child, parent: next, step: index });
-      }
+      for (let index = 0; index < current.length; index++) if (holdsNul(current[index], container, index, nested)) return pathOf(container, index);
     } else {
       for (const key in current) {
         if (!Object.hasOwn(current, key)) continue;
         // A key with NUL is reported at its object: the path does not carry the NUL on.
-        if (key.includes('\0')) return pathOf(next);
-        const child: unknown = (current as Record<string, unknown>)[key];
-        if (typeof child === 'string') {
-          if (child.includes('\0')) return pathOf(next, key);
-        } else if (isContainer(child)) nested.push({ value: child, parent: next, step: key });
+        if (key.includes('\0')) return pathOf(container);
+        if (holdsNul((current as Record<string, unknown>)[key], container, key, nested)) return pathOf(container, key);
       }
     }
     // Pushed last first, so they are looked into in order.
