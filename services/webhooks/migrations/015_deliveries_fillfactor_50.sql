@@ -1,0 +1,26 @@
+-- Half of each page of `deliveries` stays free for updated row versions (003 left a fifth).
+--
+-- The attempt log moves a delivery on with one UPDATE a few milliseconds after the fan-out inserted
+-- it. The UPDATE is HOT only if the new version fits on the row's own page; otherwise every index of
+-- the table gets a new entry. Deliveries are created, and then logged, in batches of rows that lie
+-- side by side, so the updates of one batch land on the same few pages. With fillfactor 80, a page
+-- had room for the new versions of about a quarter of its rows, until pruning freed the old ones.
+-- Measured with the attempt log's own statement (a scratch script against a Postgres of its own, 150
+-- events × 4 endpoints a round, attempts logged in batches of 50, bench/HISTORY.md session 24):
+-- - fillfactor 80: 43-45 % of the updates were HOT, 53-63 µs a delivery;
+-- - fillfactor 50: 92-98 % were HOT, 42-47 µs a delivery;
+-- - creating the deliveries cost the same with either.
+-- In the bench's webhook run (BENCH_ONLY=webhooks, traced, parking off so that every delivery takes
+-- the attempt log's path): 72.5 % HOT and 3.70 ms an attempt-log call of 39 rows with 80, 100 % and
+-- 2.14 ms with 50.
+-- A delivery row is ~140 bytes: a page holds 27 of them at 50, and room for a new version of each,
+-- which deliveries.test.ts checks (a fan-out of 240, logged as the pipeline logs it, keeps every row
+-- on its page). A retry's version is a few bytes longer (next_attempt_at); pruning frees the old
+-- versions between batches.
+-- The price is disk: up to 1.6 times the heap pages for the same rows (80/50; fewer new versions
+-- move to other pages, which gives some of it back), bounded by the retention sweep
+-- (WEBHOOK_LOG_RETENTION_DAYS). The indexes do not grow; they get fewer entries.
+--
+-- It applies to pages written from now on; pages already written keep their rows as they are. Its
+-- lock (SHARE UPDATE EXCLUSIVE) does not block the pipeline's reads or writes.
+ALTER TABLE deliveries SET (fillfactor = 50);
