@@ -8,7 +8,7 @@ import { fanOutStatement } from './fan-out-statement.js';
 import { planNodes, type PlanNode } from '../../../../test/support/auto-explain.js';
 
 /** Against the test stack's Postgres (schema webhooks), in a workspace of its own. */
-describe('DeliveryStore.fanOut', () => {
+describe('DeliveryStore: fan-out and attempt log', () => {
   let pool: Pool;
   let store: DeliveryStore;
 
@@ -172,38 +172,6 @@ describe('DeliveryStore.fanOut', () => {
       client.release();
     }
   });
-});
-
-/** The plan fields of the probe's EXPLAIN (ANALYZE, BUFFERS) that this test reads. */
-interface BufferedPlanNode extends PlanNode {
-  Alias?: string;
-  'Local Hit Blocks': number;
-  'Local Read Blocks': number;
-  'Actual Rows': number;
-  'Actual Loops': number;
-  Plans?: BufferedPlanNode[];
-}
-
-describe('DeliveryStore.completeAttempts', () => {
-  let pool: Pool;
-  let store: DeliveryStore;
-
-  beforeAll(() => {
-    pool = createPool({ url: inject('stack').databaseUrl, schema: 'webhooks', applicationName: 'webhooks-attempt-log-test', max: 2 });
-    store = new DeliveryStore(pool);
-  });
-  afterAll(async () => {
-    await pool.end();
-  });
-
-  /** The heap page of each delivery's live version (a HOT update keeps it on its page). */
-  const pagesOf = async (ids: string[]): Promise<Map<string, number>> => {
-    const { rows } = await pool.query<{ id: string; page: number }>(
-      'SELECT id, (ctid::text::point)[0]::int AS page FROM deliveries WHERE id = ANY ($1::uuid[])',
-      [ids],
-    );
-    return new Map(rows.map((row) => [row.id, row.page]));
-  };
 
   it('moves a whole fan-out on with updates that keep every delivery on its page (HOT: no index gets an entry)', async () => {
     const workspaceId = `attempt-log-${randomUUID()}`;
@@ -219,7 +187,7 @@ describe('DeliveryStore.completeAttempts', () => {
     const { work } = await store.fanOut(events);
     expect(work).toHaveLength(240);
     const ids = work.map((delivery) => delivery.deliveryId);
-    const before = await pagesOf(ids);
+    const before = await pagesOf(pool, ids);
     expect(new Set(before.values()).size).toBeGreaterThan(2);
     const next = { state: 'succeeded' as const, nextAttempt: 1, nextAttemptAt: null, handoffPending: false };
     for (const batch of [work.slice(0, 120), work.slice(120)]) {
@@ -228,9 +196,29 @@ describe('DeliveryStore.completeAttempts', () => {
       );
       expect(advanced.every(Boolean)).toBe(true);
     }
-    // With fillfactor 80 (before migration 015) the new versions of about three in four of them went to other pages.
-    expect(await pagesOf(ids)).toEqual(before);
+    // At fillfactor 80 (before migration 015) a page had no room for most of its rows' new versions: this failed.
+    expect(await pagesOf(pool, ids)).toEqual(before);
     const { rows } = await pool.query<{ state: string; n: number }>('SELECT state, count(*)::int AS n FROM deliveries WHERE id = ANY ($1::uuid[]) GROUP BY state', [ids]);
     expect(rows).toEqual([{ state: 'succeeded', n: 240 }]);
   });
 });
+
+/** The plan fields of the probe's EXPLAIN (ANALYZE, BUFFERS) that this test reads. */
+interface BufferedPlanNode extends PlanNode {
+  Alias?: string;
+  'Local Hit Blocks': number;
+  'Local Read Blocks': number;
+  'Actual Rows': number;
+  'Actual Loops': number;
+  Plans?: BufferedPlanNode[];
+}
+
+/** The heap page of each delivery's live version (a HOT update keeps it on its page). */
+async function pagesOf(pool: Pool, ids: string[]): Promise<Map<string, number>> {
+  const { rows } = await pool.query<{ id: string; page: number }>(
+    'SELECT id, (ctid::text::point)[0]::int AS page FROM deliveries WHERE id = ANY ($1::uuid[])',
+    [ids],
+  );
+  return new Map(rows.map((row) => [row.id, row.page]));
+}
+
