@@ -196,7 +196,7 @@ describe('DeliveryStore: fan-out and attempt log', () => {
       );
       expect(advanced.every(Boolean)).toBe(true);
     }
-    // At fillfactor 80 (before migration 015) a page had no room for most of its rows' new versions: this failed.
+    // At fillfactor 80 (before migration 015) a page had no room for many of its rows' new versions: this failed.
     expect(await pagesOf(pool, ids)).toEqual(before);
     const { rows } = await pool.query<{ state: string; n: number }>('SELECT state, count(*)::int AS n FROM deliveries WHERE id = ANY ($1::uuid[]) GROUP BY state', [ids]);
     expect(rows).toEqual([{ state: 'succeeded', n: 240 }]);
