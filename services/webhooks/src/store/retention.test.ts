@@ -59,7 +59,7 @@ describe('RetentionStore', () => {
     ]);
   });
 
-  it('removes an original delivery before its redeliveries without breaking them (two redeliveries stay distinct)', async () => {
+  it('removes an original delivery before its redeliveries without breaking them (two redeliveries stay distinct), and keeps their event', async () => {
     const endpoint = randomUUID();
     const workspace = `retention-${randomUUID()}`;
     const event = `evt_${randomUUID()}`;
@@ -67,7 +67,11 @@ describe('RetentionStore', () => {
       `INSERT INTO endpoints (id, workspace_id, url, events, secret_ciphertext) VALUES ($1, $2, 'https://a.example/', '{task.created}', '\\x00')`,
       [endpoint, workspace],
     );
-    await pool.query(`INSERT INTO events (id, workspace_id, type, task_id, payload) VALUES ($1, $2, 'task.created', 't', '\\x7b7d')`, [event, workspace]);
+    // Old enough to go, but for the redeliveries that still refer to it.
+    await pool.query(
+      `INSERT INTO events (id, workspace_id, type, task_id, payload, received_at) VALUES ($1, $2, 'task.created', 't', '\\x7b7d', now() - interval '40 days')`,
+      [event, workspace],
+    );
     const original = randomUUID();
     const [first, second] = [randomUUID(), randomUUID()];
     await pool.query(
@@ -90,6 +94,8 @@ describe('RetentionStore', () => {
     );
     // The next sweep runs cleanly too (it used to fail on the unique index for ever).
     await expect(store.sweep(30)).resolves.toBeDefined();
+    // Only redeliveries refer to the event now (deliveries_redelivered_event_idx, migration 016): it stays.
+    expect((await pool.query('SELECT 1 FROM events WHERE id = $1', [event])).rowCount).toBe(1);
   });
 
   it('finds every row through an index, foreign-key actions included (auto_explain with sequential scans priced out)', async () => {
@@ -128,17 +134,22 @@ describe('RetentionStore', () => {
     expect(removed.events).toBeGreaterThanOrEqual(1);
     expect(removed.endpoints).toBeGreaterThanOrEqual(1);
     const queries = plans.map(({ query }) => query).join('\n');
-    // The actions ran: redelivery_of set to NULL, fan-out cursors deleted, references checked.
-    for (const action of ['SET "redelivery_of" = NULL', 'DELETE FROM ONLY "webhooks"."fanouts"', 'FROM ONLY "webhooks"."deliveries" x WHERE $1 OPERATOR(pg_catalog.=) "event_id" FOR KEY SHARE']) {
+    // The actions ran: redelivery_of set to NULL, fan-out cursors deleted.
+    for (const action of ['SET "redelivery_of" = NULL', 'DELETE FROM ONLY "webhooks"."fanouts"']) {
       expect(queries).toContain(action);
     }
-    // Attempts have no foreign key (migration 013): the sweep deletes them itself, through their index.
+    // Attempts have no foreign key (migration 013), nor have deliveries to events and endpoints (017):
+    // the sweep deletes attempts itself, and checks for deliveries itself, through indexes.
     expect(queries).not.toContain('DELETE FROM ONLY "webhooks"."attempts"');
+    expect(queries).not.toContain('"event_id" FOR KEY SHARE');
+    expect(queries).not.toContain('"endpoint_id" FOR KEY SHARE');
     // Where no index could answer, sequential scans priced out leave either a Seq Scan or a whole-index walk with a filter.
     const planOf = (start: string): string => plans.find(({ query }) => query.startsWith(start))?.plan ?? '';
     expect(planOf('WITH doomed AS')).toContain('attempts_delivery_idx');
     expect(planOf('UPDATE ONLY "webhooks"."deliveries" SET "redelivery_of" = NULL')).toContain('deliveries_redelivery_of_idx');
     expect(planOf('DELETE FROM events')).toContain('events_received_at_idx');
+    expect(planOf('DELETE FROM events')).toContain('deliveries_event_endpoint_key');
+    expect(planOf('DELETE FROM events')).toContain('deliveries_redelivered_event_idx');
     expect(seqScans).toEqual([]);
   });
 });

@@ -39,11 +39,14 @@ export class RetentionStore {
        )
        DELETE FROM deliveries WHERE id IN (SELECT id FROM doomed)`,
     );
+    // Originals are found through their unique index on (event_id, endpoint_id), redeliveries through
+    // their partial index on event_id (migration 016).
     removed.events = await loop(
       `DELETE FROM events WHERE id IN (
          SELECT ev.id FROM events ev
          WHERE ev.received_at < now() - make_interval(days => $1)
-           AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = ev.id)
+           AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = ev.id AND NOT d.is_redelivery)
+           AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = ev.id AND d.is_redelivery)
          LIMIT $2)`,
     );
     removed.endpoints = await loop(

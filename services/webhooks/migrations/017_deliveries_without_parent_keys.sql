@@ -1,0 +1,23 @@
+-- A delivery is created 2,000 times a second at the bench's sustained load, and the foreign keys from
+-- deliveries to endpoints and to events checked each one: two trigger calls a row, each a lookup
+-- that takes a KEY SHARE lock on the parent row. The endpoint's row is shared by every concurrent
+-- fan-out of every replica, so those locks became multixacts, and each lock is a write of the
+-- parent's row header and a WAL record. In a scratch Postgres (fan-outs of 18 events × 4 endpoints
+-- from three connections, then the attempt log; bench/HISTORY.md session 25), creating and logging a
+-- delivery cost Postgres ~9 µs less CPU (~10 %) without the two keys and deliveries_event_idx (018),
+-- and no multixact was made.
+--
+-- What the keys guarded, and what guards it now:
+-- - endpoints: the retention sweep (store/retention.ts) deletes an endpoint only when it was
+--   deleted (deleted_at) longer ago than the retention, and no delivery refers to it. Nothing creates
+--   a delivery for an endpoint deleted that long ago: the fan-outs target live endpoints only, and the
+--   API answers 404 for a redelivery or test delivery of a deleted endpoint.
+-- - events: the sweep deletes an event only when it was received longer ago than the retention and
+--   no delivery refers to it. A redelivery refers to its original (redelivery_of, whose key stays),
+--   which is deleted before its event is; a fan-out creates deliveries of a recorded event only when
+--   its Kafka message is consumed again, which for a message older than the retention (30 days by
+--   default; Kafka keeps a topic 7 days by default) would also have to happen in the very statement
+--   that deletes it. Such a delivery would be attempted from the message and then refer to nothing:
+--   a row nothing reads, as migration 013 reasons for attempts.
+-- Readers join deliveries to endpoints and events as before; no reader relies on the keys.
+ALTER TABLE deliveries DROP CONSTRAINT IF EXISTS deliveries_endpoint_id_fkey, DROP CONSTRAINT IF EXISTS deliveries_event_id_fkey;
