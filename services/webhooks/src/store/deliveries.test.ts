@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DeliveryStore, type IncomingEvent } from './deliveries.js';
 import type { DeliveryWork } from './delivery-work.js';
 import { backlogColumn } from './delivery-work.js';
-import { fanOutStatement } from './fan-out-statement.js';
+import { fanOutStatement, fanOutValues } from './fan-out-statement.js';
 import { planNodes, type PlanNode } from '../../../../test/support/auto-explain.js';
 
 /** Against the test stack's Postgres (schema webhooks), in a workspace of its own. */
@@ -32,7 +32,9 @@ describe('DeliveryStore: fan-out and attempt log', () => {
     }
     const events: IncomingEvent[] = Array.from({ length: 7 }, (_, index) => {
       const id = `evt_${randomUUID()}`;
-      return { id, workspaceId, type: 'task.updated', taskId: `task-${index % 3}`, payload: Buffer.from(JSON.stringify({ id, n: index })) };
+      // Lengths and bytes of every kind: one empty, one of every byte value.
+      const payload = index === 5 ? Buffer.alloc(0) : index === 6 ? Buffer.from(Array.from({ length: 256 }, (_, byte) => byte)) : Buffer.from(JSON.stringify({ id, n: index }));
+      return { id, workspaceId, type: 'task.updated', taskId: `task-${index % 3}`, payload };
     });
 
     // The second call finds the deliveries the first one created (a redelivered Kafka message).
@@ -48,6 +50,9 @@ describe('DeliveryStore: fan-out and attempt log', () => {
         expect(item).toMatchObject({ workspaceId, taskId: event.taskId, eventType: 'task.updated', state: 'pending', nextAttempt: 1 });
       }
     }
+    // Every event is kept with its own payload, byte for byte (they travel as one parameter, cut by offsets).
+    const stored = await pool.query<{ id: string; payload: Buffer }>('SELECT id, payload FROM events WHERE id = ANY ($1::text[])', [events.map((event) => event.id)]);
+    expect(new Map(stored.rows.map((row) => [row.id, row.payload.toString('hex')]))).toEqual(new Map(events.map((event) => [event.id, event.payload.toString('hex')])));
     // An endpoint deleted since: its deliveries still come back (the pipeline cancels them), marked so.
     await pool.query('UPDATE endpoints SET deleted_at = now() WHERE id = $1', [endpoints[1]]);
     const { work: again } = await store.fanOut(events.slice(0, 2));
@@ -109,16 +114,10 @@ describe('DeliveryStore: fan-out and attempt log', () => {
       await client.query('BEGIN');
       const { rows } = await client.query<{ 'QUERY PLAN': Array<{ Plan: BufferedPlanNode }> }>({
         text: `EXPLAIN (ANALYZE, FORMAT JSON) ${fanOutStatement}`,
-        values: [
-          events.map((event) => event.id),
-          events.map(() => workspaceId),
-          events.map(() => 'task.updated'),
-          events.map((event) => event.taskId),
-          events.map((event) => Buffer.from(event.id)),
+        values: fanOutValues(
+          events.map((event) => ({ id: event.id, workspaceId, type: 'task.updated', taskId: event.taskId, payload: Buffer.from(event.id) })),
           500,
-          events.map(() => null),
-          events.map(() => null),
-        ],
+        ),
       });
       const plan = rows[0]!['QUERY PLAN'][0]!.Plan;
       expect(plan['Actual Rows']).toBe(events.length * endpoints.length);

@@ -1,6 +1,6 @@
 import type { Pool } from '@tws/common';
 import { backlogsCte, toWork, workColumns, type AttemptOutcome, type DeliveryState, type DeliveryWork, type IncomingEvent, type WorkRow } from './delivery-work.js';
-import { fanOutStatement, type FanOutRow } from './fan-out-statement.js';
+import { fanOutStatement, fanOutValues, type FanOutRow } from './fan-out-statement.js';
 import { shardOf } from './backlog.js';
 
 export type { AttemptOutcome, DeliveryState, DeliveryWork, IncomingEvent } from './delivery-work.js';
@@ -69,16 +69,7 @@ export class DeliveryStore {
       // migration can change the cached plan's result type.
       name: 'webhooks-fan-out',
       text: fanOutStatement,
-      values: [
-        events.map((event) => event.id),
-        events.map((event) => event.workspaceId),
-        events.map((event) => event.type),
-        events.map((event) => event.taskId),
-        events.map((event) => event.payload),
-        this.batchSize,
-        events.map((event) => event.requestId ?? null),
-        events.map((event) => event.traceparent ?? null),
-      ],
+      values: fanOutValues(events, this.batchSize),
     });
     const byId = new Map(events.map((event) => [event.id, event]));
     const work: DeliveryWork[] = [];
