@@ -18,7 +18,7 @@ import { listTaskComments } from '../../services/tasks/src/store/comments.js';
 import { deleteMember } from '../../services/tasks/src/store/members.js';
 import { deletePublishedOutboxRows, markOutboxPublished, outboxBacklog, pendingOutboxRows } from '../../services/tasks/src/store/outbox.js';
 import { lockSection } from '../../services/tasks/src/store/projects.js';
-import { readTaskForChange, readTasksForChange, writeTaskChange, type TaskWrite } from '../../services/tasks/src/store/task-changes.js';
+import { readTaskForChange, readTasksForChange, writeTaskChange, writeTaskChanges, type TaskWrite } from '../../services/tasks/src/store/task-changes.js';
 import { renderTaskList, renderTasks } from '../../services/tasks/src/store/task-json.js';
 import { createTasks, type NewTask } from '../../services/tasks/src/store/task-creation.js';
 import { renderTaskListKeysetPage } from '../../services/tasks/src/store/task-list-page.js';
@@ -123,6 +123,7 @@ describe('hot statements of the tasks store use indexes', () => {
     await capture(() => readTaskForChange(store, workspaceId, task.id, refs, true));
     await capture(() => readTasksForChange(store, workspaceId, [{ id: task.id, refs }]));
     await capture(() => writeTaskChange(store, write));
+    await capture(() => writeTaskChanges(store, [write]));
     await capture(() => renderTaskList(store, workspaceId, project.id, '0'));
     // A StreamTasks batch (store/task-list-stream.ts): the keyset page filtered to one section.
     await capture(() =>

@@ -65,11 +65,12 @@ export function auditRecord(entry: AuditEntry): AuditRecord {
 }
 
 /**
- * One record as the JSON object `auditInsertSql` reads (`jsonb_populate_record(NULL::audit_events, …)`),
- * for statements that write several things at once (one jsonb per row).
+ * One record as the object `auditInsertSql` reads (`jsonb_populate_record(NULL::audit_events, …)`),
+ * for statements that write several things at once (one jsonb per row): as a field of a larger JSON
+ * parameter, or as its own text (`auditRecordJson`).
  */
-export function auditRecordJson(record: AuditRecord): string {
-  return JSON.stringify({
+export function auditRecordObject(record: AuditRecord): Record<string, unknown> {
+  return {
     id: record.id,
     workspace_id: record.workspaceId,
     actor_type: record.actor.type,
@@ -80,7 +81,12 @@ export function auditRecordJson(record: AuditRecord): string {
     resource_id: record.resourceId,
     changes: record.changes,
     request_id: record.requestId,
-  });
+  };
+}
+
+/** {@link auditRecordObject} as JSON text (one jsonb parameter, or an element of a jsonb[] one). */
+export function auditRecordJson(record: AuditRecord): string {
+  return JSON.stringify(auditRecordObject(record));
 }
 
 const columns = 'id, workspace_id, at, actor_type, actor_id, actor_name, action, resource_type, resource_id, changes, request_id';
