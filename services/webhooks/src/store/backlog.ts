@@ -14,6 +14,9 @@ export const shardedOwner = 'shards';
 /** A delivery's shard, in SQL (`task` an expression of the event's task id): its `backlog_shard` (migration 014). */
 export const shardOf = (task: string): string => `((hashtext(${task}) & 2147483647) % ${backlogShards})`;
 
+/** A delivery's task key, in SQL (`task` an expression of the event's task id): its `task_key` (migration 019). */
+export const taskKeyOf = (task: string): string => `hashtext(${task})`;
+
 /** The shard of `deliveries d`: its own column, or (a row written before migration 014) its event's task's. */
 const shardOfDelivery = `coalesce(d.backlog_shard, (SELECT ${shardOf('ev.task_id')} FROM events ev WHERE ev.id = d.event_id))`;
 

@@ -3,7 +3,7 @@ import { createPool, type Pool } from '@tws/common';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DeliveryStore, type IncomingEvent } from './deliveries.js';
 import type { DeliveryWork } from './delivery-work.js';
-import { backlogColumn } from './delivery-work.js';
+import { backlogColumn, taskBacklogColumn } from './delivery-work.js';
 import { fanOutStatement, fanOutValues } from './fan-out-statement.js';
 import { planNodes, type PlanNode } from '../../../../test/support/auto-explain.js';
 
@@ -66,49 +66,71 @@ describe('DeliveryStore: fan-out and attempt log', () => {
     }
   });
 
-  it('creates a delivery parked when its endpoint has a backlog (no second write to park it); a redelivered message finds it as it is', async () => {
+  it('creates a delivery parked when its task has a backlog at the endpoint (no second write to park it), holds back no other task; a redelivered message finds it as it is', async () => {
     const workspaceId = `fan-out-parked-${randomUUID()}`;
     const [slow, fast] = [randomUUID(), randomUUID()];
     await pool.query(
       `INSERT INTO endpoints (id, workspace_id, url, events, secret_ciphertext) SELECT id, $2, 'https://e.example/', '{task.updated}', '\\x00' FROM unnest($1::uuid[]) AS id`,
       [[slow, fast], workspaceId],
     );
-    const event = (n: number): IncomingEvent => ({ id: `evt_${randomUUID()}`, workspaceId, type: 'task.updated', taskId: `task-${n}`, payload: Buffer.from(`{"n":${n}}`) });
-    // The slow endpoint's first delivery is parked (its backlog), as the pipeline parks one; a lease
+    const event = (task: number): IncomingEvent => ({ id: `evt_${randomUUID()}`, workspaceId, type: 'task.updated', taskId: `task-${task}`, payload: Buffer.from(`{"task":${task}}`) });
+    // The slow endpoint's delivery of task 1 is parked (its backlog), as the pipeline parks one; a lease
     // under another owner keeps the stack's own drainer away from it while the test runs.
     await pool.query(`INSERT INTO backlog_leases (endpoint_id, owner, expires_at) VALUES ($1, 'deliveries-test', now() + interval '5 minutes')`, [slow]);
     const first = await store.fanOut([event(1)]);
-    expect(first.work.map((item) => [item.parked, item.parkedAtFanOut, item.endpointBacklog])).toEqual([[false, false, false], [false, false, false]]);
+    expect(first.work.map((item) => [item.parked, item.parkedAtFanOut, item.backlogAhead])).toEqual([[false, false, false], [false, false, false]]);
     await pool.query('UPDATE deliveries SET parked = true WHERE id = $1', [first.work.find((item) => item.endpointId === slow)!.deliveryId]);
 
-    const next = event(2);
+    // Task 1 again and task 2, in one batch: only task 1's delivery to the slow endpoint queues behind the backlog.
+    const [again, other] = [event(1), event(2)];
     // Endpoint order is creation then id (random here): compared by endpoint.
     const rows = (work: DeliveryWork[]) =>
-      work.map((item) => [item.endpointId, item.parked, item.parkedAtFanOut, item.endpointBacklog]).sort((a, b) => (a[0] === slow ? -1 : b[0] === slow ? 1 : 0));
-    expect(rows((await store.fanOut([next])).work)).toEqual([
-      [slow, true, true, true],
-      [fast, false, false, false],
+      work.map((item) => [item.eventId === again.id ? 1 : 2, item.endpointId, item.parked, item.parkedAtFanOut, item.backlogAhead]).sort((a, b) =>
+        a[0] !== b[0] ? Number(a[0]) - Number(b[0]) : a[1] === slow ? -1 : b[1] === slow ? 1 : 0,
+      );
+    const checkedBefore = Date.now();
+    const second = await store.fanOut([again, other]);
+    expect(rows(second.work)).toEqual([
+      [1, slow, true, true, true],
+      [1, fast, false, false, false],
+      [2, slow, false, false, false],
+      [2, fast, false, false, false],
     ]);
+    // When the answer was asked for: a park committed after that is not in it (the pipeline checks its own).
+    for (const item of second.work) expect(item.checkedAt).toBeGreaterThanOrEqual(checkedBefore);
     // Written once: by the insert that wrote the other endpoint's delivery (a park by UPDATE is another transaction's version).
-    const versions = await pool.query<{ endpoint_id: string; xmin: string }>('SELECT endpoint_id, xmin::text FROM deliveries WHERE event_id = $1', [next.id]);
+    const versions = await pool.query<{ endpoint_id: string; xmin: string; task_key: number }>(
+      'SELECT endpoint_id, xmin::text, task_key FROM deliveries WHERE event_id = $1',
+      [again.id],
+    );
     expect(new Set(versions.rows.map((row) => row.xmin)).size).toBe(1);
-    // A redelivered message finds the delivery as it is: parked, but not by this fan-out.
-    expect(rows((await store.fanOut([next])).work)).toEqual([
-      [slow, true, false, true],
+    // Keyed by the task (hashtext, as the statement computes it).
+    const [{ key }] = (await pool.query<{ key: number }>('SELECT hashtext($1) AS key', [again.taskId])).rows as [{ key: number }];
+    expect(versions.rows.map((row) => row.task_key)).toEqual([key, key]);
+    // A redelivered message finds the delivery as it is: parked, but not by this fan-out (its backlog read per endpoint).
+    expect(rows((await store.fanOut([again])).work)).toEqual([
+      [1, slow, true, false, true],
+      [1, fast, false, false, false],
+    ]);
+    // A parked delivery without a task key (parked before migration 019, or by an older replica) holds back every task.
+    await pool.query(`UPDATE deliveries SET task_key = NULL WHERE endpoint_id = $1 AND parked`, [slow]);
+    const third = event(3);
+    expect(rows((await store.fanOut([third])).work).map((row) => row.slice(1))).toEqual([
+      [slow, true, true, true],
       [fast, false, false, false],
     ]);
     await pool.query(`UPDATE deliveries SET parked = false, state = 'cancelled' WHERE endpoint_id = $1`, [slow]);
     await pool.query('DELETE FROM backlog_leases WHERE endpoint_id = $1', [slow]);
   });
 
-  it('probes each endpoint\'s backlog once per fan-out, not once per delivery', async () => {
+  it('probes each (endpoint, task) backlog once per fan-out, not once per delivery', async () => {
     const workspaceId = `fan-out-probes-${randomUUID()}`;
     const endpoints = [randomUUID(), randomUUID(), randomUUID()];
     await pool.query(
       `INSERT INTO endpoints (id, workspace_id, url, events, secret_ciphertext) SELECT id, $2, 'https://e.example/', '{task.updated}', '\\x00' FROM unnest($1::uuid[]) AS id`,
       [endpoints, workspaceId],
     );
-    const events = Array.from({ length: 8 }, (_, index) => ({ id: `evt_${randomUUID()}`, taskId: `task-${index}` }));
+    const events = Array.from({ length: 8 }, (_, index) => ({ id: `evt_${randomUUID()}`, taskId: `task-${index % 4}` }));
     const client = await pool.connect();
     try {
       await client.query('BEGIN');
@@ -121,10 +143,15 @@ describe('DeliveryStore: fan-out and attempt log', () => {
       });
       const plan = rows[0]!['QUERY PLAN'][0]!.Plan;
       expect(plan['Actual Rows']).toBe(events.length * endpoints.length);
-      // The probe's scan of deliveries (alias p), whichever index the shared database's statistics pick.
-      const probes = planNodes(plan).filter((node) => node['Relation Name'] === 'deliveries' && node.Alias === 'p');
-      expect(probes.length).toBeGreaterThan(0);
-      expect(probes.reduce((loops, node) => loops + node['Actual Loops'], 0)).toBe(endpoints.length);
+      // The probes' scans of deliveries (alias p: a task's backlog; pn: the parked deliveries without a task
+      // key), whichever index the shared database's statistics pick. Tasks 0-3, twice each: 4 per endpoint.
+      const loops = (alias: string) => {
+        const probes = planNodes(plan).filter((node) => node['Relation Name'] === 'deliveries' && node.Alias === alias);
+        expect(probes.length).toBeGreaterThan(0);
+        return probes.reduce((sum, node) => sum + node['Actual Loops'], 0);
+      };
+      expect(loops('p')).toBe(4 * endpoints.length);
+      expect(loops('pn')).toBe(endpoints.length);
     } finally {
       await client.query('ROLLBACK');
       client.release();
@@ -159,13 +186,74 @@ describe('DeliveryStore: fan-out and attempt log', () => {
       // The copy of deliveries_parked_idx (LIKE … INCLUDING ALL names the copies itself).
       const parkedIndex = await client.query<{ indexname: string }>(
         `SELECT indexname FROM pg_indexes WHERE schemaname = (SELECT nspname FROM pg_namespace WHERE oid = pg_my_temp_schema())
-           AND tablename = 'deliveries' AND indexdef LIKE '%WHERE parked'`,
+           AND tablename = 'deliveries' AND indexdef LIKE '%(endpoint_id, created_at, id) WHERE parked'`,
       );
       expect(parkedIndex.rows).toHaveLength(1);
       expect(deliveryScans.map((node) => [node['Node Type'], node['Index Name']])).toEqual([['Index Only Scan', parkedIndex.rows[0]!.indexname]]);
       // A probe reads a few pages of the index, not the table (a sequential scan read ~400 pages a probe).
       const pages = nodes[0]!['Local Hit Blocks'] + nodes[0]!['Local Read Blocks'];
       expect(pages).toBeLessThan(5 * 500);
+    } finally {
+      await client.query('DROP TABLE IF EXISTS pg_temp.deliveries, pg_temp.endpoints');
+      client.release();
+    }
+  });
+
+  it('probes a task\'s backlog through the parked task index, in a page or two, also after a drained backlog left its entries dead', async () => {
+    // Temporary copies (see above) with statistics the shared database cannot promise: 40,000 deliveries
+    // of 4 endpoints and 200 tasks, the newest half parked; then that backlog drained, without a vacuum
+    // (a temporary table gets none), as after a slow spell under load.
+    const client = await pool.connect();
+    try {
+      await client.query('CREATE TEMP TABLE endpoints (LIKE webhooks.endpoints INCLUDING ALL)');
+      await client.query('CREATE TEMP TABLE deliveries (LIKE webhooks.deliveries INCLUDING ALL)');
+      const endpointIds = Array.from({ length: 4 }, () => randomUUID());
+      await client.query(
+        `INSERT INTO endpoints (id, workspace_id, url, events, secret_ciphertext) SELECT id, 'backlog-plan', 'https://e.example/', '{task.updated}', '\\x00' FROM unnest($1::uuid[]) AS id`,
+        [endpointIds],
+      );
+      await client.query(
+        `INSERT INTO deliveries (id, endpoint_id, event_id, created_at, updated_at, parked, task_key)
+         SELECT gen_random_uuid(), ($1::uuid[])[1 + g % 4], 'evt_' || g, now() + g * interval '1 ms', now(), g > 20000, hashtext('task-' || (g / 4) % 200)
+         FROM generate_series(1, 40000) g`,
+        [endpointIds],
+      );
+      await client.query('ANALYZE endpoints');
+      await client.query('ANALYZE deliveries');
+      const taskIndex = await client.query<{ indexname: string }>(
+        `SELECT indexname FROM pg_indexes WHERE schemaname = (SELECT nspname FROM pg_namespace WHERE oid = pg_my_temp_schema())
+           AND tablename = 'deliveries' AND indexdef LIKE '%(endpoint_id, task_key) WHERE parked'`,
+      );
+      expect(taskIndex.rows).toHaveLength(1);
+      // 800 probes: each endpoint and task, as fan-outs ask.
+      const probe = async () => {
+        const { rows } = await client.query<{ 'QUERY PLAN': Array<{ Plan: BufferedPlanNode }> }>(
+          `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)
+           SELECT ${taskBacklogColumn('e.id', "hashtext('task-' || t)")} FROM generate_series(0, 199) t JOIN endpoints e ON true`,
+        );
+        const nodes = planNodes(rows[0]!['QUERY PLAN'][0]!.Plan);
+        const scans = nodes.filter((node) => node['Relation Name'] === 'deliveries').map((node) => [node['Node Type'], node['Index Name']]);
+        return { scans, pages: nodes[0]!['Local Hit Blocks'] + nodes[0]!['Local Read Blocks'], found: nodes[0]!['Actual Rows'] };
+      };
+      const parked = await probe();
+      expect(parked.scans).toEqual([[expect.stringMatching(/^Index (Only )?Scan$/), taskIndex.rows[0]!.indexname]]);
+      expect(parked.pages).toBeLessThan(4 * 800);
+      // The backlog drained: every entry dead until vacuum. The first walk marks them dead; from then on a
+      // probe of a task's key reads its page or two, not the endpoint's whole backlog.
+      await client.query('UPDATE deliveries SET parked = false WHERE parked');
+      await probe();
+      const drained = await probe();
+      expect(drained.scans).toEqual([[expect.stringMatching(/^Index (Only )?Scan$/), taskIndex.rows[0]!.indexname]]);
+      expect(drained.found).toBe(800);
+      // The endpoint's probe (deliveries_parked_idx, in backlog order) walks every dead entry of its backlog.
+      const endpointProbes = await client.query<{ 'QUERY PLAN': Array<{ Plan: BufferedPlanNode }> }>(
+        `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT ${backlogColumn} FROM generate_series(0, 199) t JOIN endpoints e ON true`,
+      );
+      const endpointPlan = endpointProbes.rows[0]!['QUERY PLAN'][0]!.Plan;
+      const endpointPages = endpointPlan['Local Hit Blocks'] + endpointPlan['Local Read Blocks'];
+      console.log(`backlog probes after a drained backlog, 800 a statement: ${drained.pages} pages by task (${parked.pages} while parked), ${endpointPages} by endpoint`);
+      expect(drained.pages).toBeLessThan(3 * 800);
+      expect(drained.pages * 10).toBeLessThan(endpointPages);
     } finally {
       await client.query('DROP TABLE IF EXISTS pg_temp.deliveries, pg_temp.endpoints');
       client.release();

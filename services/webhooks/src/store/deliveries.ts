@@ -1,7 +1,7 @@
 import type { Pool } from '@tws/common';
 import { backlogsCte, toWork, workColumns, type AttemptOutcome, type DeliveryState, type DeliveryWork, type IncomingEvent, type WorkRow } from './delivery-work.js';
 import { fanOutStatement, fanOutValues, type FanOutRow } from './fan-out-statement.js';
-import { shardOf } from './backlog.js';
+import { shardOf, taskKeyOf } from './backlog.js';
 
 export type { AttemptOutcome, DeliveryState, DeliveryWork, IncomingEvent } from './delivery-work.js';
 
@@ -63,6 +63,7 @@ export class DeliveryStore {
    */
   async fanOut(events: IncomingEvent[]): Promise<FanOutResult> {
     if (events.length === 0) return { work: [], queued: [] };
+    const checkedAt = Date.now();
     const { rows } = await this.pool.query<FanOutRow>({
       // Prepared once per connection, so Postgres settles on a generic plan: it spent 2.6 ms of each
       // 9.6 ms call planning it (bench/HISTORY.md, session 10). Its result columns are all named, so no
@@ -81,7 +82,7 @@ export class DeliveryStore {
       }
       const event = byId.get(row.event_id);
       if (!event) throw new Error(`fan-out returned a delivery of an unknown event ${row.event_id}`);
-      work.push(toWork({ ...row, type: event.type, task_id: event.taskId, workspace_id: event.workspaceId, payload: event.payload }));
+      work.push(toWork({ ...row, type: event.type, task_id: event.taskId, workspace_id: event.workspaceId, payload: event.payload }, checkedAt));
     }
     return { work, queued };
   }
@@ -90,6 +91,7 @@ export class DeliveryStore {
   /** Current state of the given deliveries (for retry and redelivery messages). */
   async load(deliveryIds: string[]): Promise<Map<string, DeliveryWork>> {
     if (deliveryIds.length === 0) return new Map();
+    const checkedAt = Date.now();
     const { rows } = await this.pool.query<WorkRow>({
       // The deliveries first (by id), then their endpoints' backlogs: with the endpoints asked for as
       // `IN (SELECT endpoint_id FROM deliveries WHERE id = ANY ($1))`, Postgres could walk each endpoint's
@@ -102,7 +104,7 @@ export class DeliveryStore {
        FROM d JOIN endpoints e ON e.id = d.endpoint_id JOIN events ev ON ev.id = d.event_id JOIN backlogs b ON b.id = e.id`,
       values: [deliveryIds],
     });
-    return new Map(rows.map((row) => [row.delivery_id, toWork(row)]));
+    return new Map(rows.map((row) => [row.delivery_id, toWork(row, checkedAt)]));
   }
 
   /**
@@ -177,8 +179,8 @@ export class DeliveryStore {
   /** A new attempt chain for a delivery of this endpoint: same event, attempt 1 due now. */
   async createRedelivery(input: { id: string; endpointId: string; deliveryId: string }): Promise<DeliveryLogEntry | undefined> {
     const { rows } = await this.pool.query<{ id: string }>(
-      `INSERT INTO deliveries (id, endpoint_id, event_id, redelivery_of, is_redelivery, next_attempt_at, backlog_shard)
-       SELECT $1, d.endpoint_id, d.event_id, d.id, true, clock_timestamp(), d.backlog_shard FROM deliveries d WHERE d.id = $2 AND d.endpoint_id = $3
+      `INSERT INTO deliveries (id, endpoint_id, event_id, redelivery_of, is_redelivery, next_attempt_at, backlog_shard, task_key)
+       SELECT $1, d.endpoint_id, d.event_id, d.id, true, clock_timestamp(), d.backlog_shard, d.task_key FROM deliveries d WHERE d.id = $2 AND d.endpoint_id = $3
        RETURNING id`,
       [input.id, input.deliveryId, input.endpointId],
     );
@@ -190,7 +192,8 @@ export class DeliveryStore {
   async createTestDelivery(input: { id: string; endpointId: string; event: IncomingEvent }): Promise<DeliveryLogEntry | undefined> {
     await this.pool.query(
       `WITH ev AS (INSERT INTO events (id, workspace_id, type, task_id, payload) VALUES ($1, $2, $3, $4, $5) RETURNING id)
-       INSERT INTO deliveries (id, endpoint_id, event_id, next_attempt_at, backlog_shard) SELECT $6::uuid, $7::uuid, ev.id, clock_timestamp(), ${shardOf('$4::text')} FROM ev`,
+       INSERT INTO deliveries (id, endpoint_id, event_id, next_attempt_at, backlog_shard, task_key)
+       SELECT $6::uuid, $7::uuid, ev.id, clock_timestamp(), ${shardOf('$4::text')}, ${taskKeyOf('$4::text')} FROM ev`,
       [input.event.id, input.event.workspaceId, input.event.type, input.event.taskId, input.event.payload, input.id, input.endpointId],
     );
     return (await this.logEntries([input.id]))[0];

@@ -10,8 +10,13 @@ export interface DeliveryWork {
   handoffPending: boolean;
   /** Waiting in its endpoint's backlog (see BacklogStore): the drainer that holds the endpoint's lease attempts it. */
   parked: boolean;
-  /** The endpoint has parked deliveries: a first attempt of it queues behind them (keeps event order). */
-  endpointBacklog: boolean;
+  /**
+   * Parked deliveries are ahead of this one: of its task to its endpoint (the fan-outs' answer), or of
+   * its endpoint (other reads). A first attempt queues behind them (keeps event order).
+   */
+  backlogAhead: boolean;
+  /** When the statement that answered `backlogAhead` was sent (ms): a park committed since is not in its answer. */
+  checkedAt: number;
   /** Created parked by the fan-out (its endpoint had a backlog then): the backlog's drainer attempts it. */
   parkedAtFanOut: boolean;
   endpointId: string;
@@ -45,7 +50,7 @@ export interface WorkRow {
   next_attempt_at: Date | null;
   handoff_pending: boolean;
   parked: boolean;
-  endpoint_backlog: boolean;
+  backlog_ahead: boolean;
   /** Only the fan-out's rows: created by this statement, parked. */
   parked_at_fan_out?: boolean;
   endpoint_id: string;
@@ -85,20 +90,40 @@ export const backlogColumn =
 export const backlogsCte = (endpointIds: string, name = 'backlogs'): string =>
   `${name} AS MATERIALIZED (SELECT e.id, ${backlogColumn} AS endpoint_backlog FROM endpoints e WHERE e.id IN (${endpointIds}))`;
 
+/**
+ * Whether the task keyed `taskKey` (migration 019) has parked deliveries to endpoint `endpoint` (SQL
+ * expressions): one probe of deliveries_parked_task_idx (migration 020), whose equal keys are stored
+ * once, so the entries a drained backlog leaves dead until vacuum cost it a page, not a walk. The fan-outs
+ * ask this per endpoint and task of their events (with `unkeyedBacklogColumn` per endpoint): a first
+ * attempt queues behind its own task's parked deliveries only, so an endpoint under steady load leaves
+ * its backlog task by task, as the drainer reaches each task's last parked delivery.
+ */
+export const taskBacklogColumn = (endpoint: string, taskKey: string): string =>
+  `((SELECT true FROM deliveries p WHERE p.endpoint_id = ${endpoint} AND p.task_key = ${taskKey} AND p.parked LIMIT 1) IS NOT NULL)`;
+
+/**
+ * Whether endpoint `endpoint` has parked deliveries without a task key (parked before migration 019,
+ * or by an older replica during a rolling upgrade): every first attempt to it queues behind those, as
+ * behind a whole backlog before. Through the same index (`task_key IS NULL`); none once they drained.
+ */
+export const unkeyedBacklogColumn = (endpoint: string): string =>
+  `((SELECT true FROM deliveries pn WHERE pn.endpoint_id = ${endpoint} AND pn.task_key IS NULL AND pn.parked LIMIT 1) IS NOT NULL)`;
+
 /** A delivery's work columns; the statement joins `deliveries d`, `endpoints e`, `events ev` and `backlogs b` (backlogsCte). */
 export const workColumns = `
   d.id AS delivery_id, d.state, d.next_attempt, d.next_attempt_at, d.handoff_pending, d.parked,
-  b.endpoint_backlog, e.id AS endpoint_id, e.url, e.deleted_at IS NOT NULL AS endpoint_deleted, e.secret_ciphertext,
+  b.endpoint_backlog AS backlog_ahead, e.id AS endpoint_id, e.url, e.deleted_at IS NOT NULL AS endpoint_deleted, e.secret_ciphertext,
   e.previous_secret_ciphertext, e.previous_secret_expires_at, ev.id AS event_id, ev.type, ev.task_id, ev.workspace_id, ev.payload`;
 
-export const toWork = (row: WorkRow): DeliveryWork => ({
+export const toWork = (row: WorkRow, checkedAt: number): DeliveryWork => ({
   deliveryId: row.delivery_id,
   state: row.state,
   nextAttempt: row.next_attempt,
   nextAttemptAt: row.next_attempt_at,
   handoffPending: row.handoff_pending,
   parked: row.parked,
-  endpointBacklog: row.endpoint_backlog,
+  backlogAhead: row.backlog_ahead,
+  checkedAt,
   parkedAtFanOut: row.parked_at_fan_out === true,
   endpointId: row.endpoint_id,
   endpointUrl: row.url,

@@ -1,5 +1,5 @@
-import { shardOf } from './backlog.js';
-import { backlogsCte, type IncomingEvent, type WorkRow } from './delivery-work.js';
+import { shardOf, taskKeyOf } from './backlog.js';
+import { backlogsCte, taskBacklogColumn, unkeyedBacklogColumn, type IncomingEvent, type WorkRow } from './delivery-work.js';
 
 /**
  * The statement's parameters for a batch of events. The payloads travel as one binary parameter ($5),
@@ -51,9 +51,12 @@ export type FanOutRow =
  *   committed after this statement began (DO NOTHING would skip it, and nobody might attempt it).
  * - Deliveries of an event this statement did not record first (it was known) are also read from
  *   the table: their endpoint may no longer be a target (deleted, or no longer subscribed).
- * - Whether an endpoint has a backlog is probed once per endpoint (`backlogs`), not per delivery,
- *   before the deliveries are created: a delivery to an endpoint with a backlog is created parked
- *   (`parked_at_fan_out`), so the pipeline does not write the row again to park it.
+ * - Whether a task has parked deliveries to an endpoint is probed once per (endpoint, task) of the
+ *   batch (`backlogs`; parked deliveries without a task key once per endpoint), not per delivery,
+ *   before the deliveries are created: a delivery queued behind its task's backlog is created parked
+ *   (`parked_at_fan_out`), so the pipeline does not write the row again to park it. Other tasks'
+ *   deliveries to that endpoint are not held back by that backlog (event order binds a task's only).
+ * - A redelivered message's known deliveries are answered per endpoint (`known_backlogs`), as before.
  */
 export const fanOutStatement = `WITH input AS (
     SELECT i.id, i.workspace_id, i.type, i.task_id, substring($5::bytea FROM i.payload_start FOR i.payload_length) AS payload, i.ord
@@ -88,16 +91,23 @@ export const fanOutStatement = `WITH input AS (
     RETURNING event_id
   ), targets AS (
     -- The deliveries to create: each live endpoint subscribed to the event, in its workspace.
-    SELECT f.id AS event_id, f.at, f.shard, e.id AS endpoint_id, e.created_at AS endpoint_created_at
-    FROM (SELECT id, workspace_id, type, ${shardOf('task_id')} AS shard, statement_timestamp() + make_interval(secs => ord / 1e6) AS at FROM firsts
+    SELECT f.id AS event_id, f.at, f.shard, f.task_key, e.id AS endpoint_id, e.created_at AS endpoint_created_at
+    FROM (SELECT id, workspace_id, type, ${shardOf('task_id')} AS shard, ${taskKeyOf('task_id')} AS task_key,
+                 statement_timestamp() + make_interval(secs => ord / 1e6) AS at FROM firsts
           WHERE workspace_id NOT IN (SELECT workspace_id FROM batched)) f
     JOIN endpoints e ON e.workspace_id = f.workspace_id AND e.deleted_at IS NULL AND e.disabled_at IS NULL AND f.type = ANY (e.events)
-  ), ${backlogsCte('SELECT endpoint_id FROM targets')}, created AS (
-    -- Created parked when the endpoint has a backlog: the first attempt queues behind it (event order)
-    -- without a second write of the row to park it.
-    INSERT INTO deliveries (id, endpoint_id, event_id, created_at, updated_at, parked, backlog_shard)
-    SELECT gen_random_uuid(), t.endpoint_id, t.event_id, t.at, t.at, b.endpoint_backlog, t.shard
-    FROM targets t JOIN backlogs b ON b.id = t.endpoint_id
+  ), unkeyed AS MATERIALIZED (
+    SELECT e.id, ${unkeyedBacklogColumn('e.id')} AS backlog FROM endpoints e WHERE e.id IN (SELECT endpoint_id FROM targets)
+  ), backlogs AS MATERIALIZED (
+    -- MATERIALIZED: inlined, the planner could pull the probes back into every row of the joins.
+    SELECT k.endpoint_id, k.task_key, (u.backlog OR ${taskBacklogColumn('k.endpoint_id', 'k.task_key')}) AS task_backlog
+    FROM (SELECT DISTINCT endpoint_id, task_key FROM targets) k JOIN unkeyed u ON u.id = k.endpoint_id
+  ), created AS (
+    -- Created parked when its task has a backlog at the endpoint: the first attempt queues behind it
+    -- (event order) without a second write of the row to park it.
+    INSERT INTO deliveries (id, endpoint_id, event_id, created_at, updated_at, parked, backlog_shard, task_key)
+    SELECT gen_random_uuid(), t.endpoint_id, t.event_id, t.at, t.at, b.task_backlog, t.shard, t.task_key
+    FROM targets t JOIN backlogs b ON b.endpoint_id = t.endpoint_id AND b.task_key = t.task_key
     ORDER BY t.event_id, t.endpoint_created_at, t.endpoint_id
     ON CONFLICT (event_id, endpoint_id) WHERE NOT is_redelivery DO UPDATE SET updated_at = deliveries.updated_at
     RETURNING id, endpoint_id, event_id, state, next_attempt, next_attempt_at, handoff_pending, parked, parked AND xmax = 0 AS parked_at_fan_out
@@ -107,16 +117,16 @@ export const fanOutStatement = `WITH input AS (
     WHERE d.event_id IN (SELECT id FROM firsts EXCEPT SELECT id FROM recorded) AND NOT d.is_redelivery
       AND d.id NOT IN (SELECT id FROM created)
       AND NOT EXISTS (SELECT 1 FROM events ev WHERE ev.id = d.event_id AND ev.in_batches)
-  ), ${backlogsCte('SELECT endpoint_id FROM known EXCEPT SELECT endpoint_id FROM targets', 'known_backlogs')}, work AS (
+  ), ${backlogsCte('SELECT endpoint_id FROM known', 'known_backlogs')}, work AS (
     SELECT * FROM created UNION ALL SELECT * FROM known
   )
   SELECT d.id AS delivery_id, d.state, d.next_attempt, d.next_attempt_at, d.handoff_pending, d.parked, d.parked_at_fan_out,
-         coalesce(b.endpoint_backlog, k.endpoint_backlog) AS endpoint_backlog, e.id AS endpoint_id, e.url, e.deleted_at IS NOT NULL AS endpoint_deleted, e.secret_ciphertext,
+         coalesce(b.task_backlog, k.endpoint_backlog) AS backlog_ahead, e.id AS endpoint_id, e.url, e.deleted_at IS NOT NULL AS endpoint_deleted, e.secret_ciphertext,
          e.previous_secret_ciphertext, e.previous_secret_expires_at, d.event_id, false AS queued, f.ord, e.created_at AS endpoint_created_at
   FROM work d
   JOIN firsts f ON f.id = d.event_id
   JOIN endpoints e ON e.id = d.endpoint_id
-  LEFT JOIN backlogs b ON b.id = e.id
+  LEFT JOIN backlogs b ON b.endpoint_id = e.id AND b.task_key = ${taskKeyOf('f.task_id')}
   LEFT JOIN known_backlogs k ON k.id = e.id
   UNION ALL
   SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, event_id, true, NULL, NULL FROM (SELECT DISTINCT event_id FROM queued) q

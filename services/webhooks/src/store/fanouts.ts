@@ -1,6 +1,6 @@
 import type { Pool } from '@tws/common';
-import { backlogColumn, toWork, type DeliveryWork, type WorkRow } from './delivery-work.js';
-import { shardOf } from './backlog.js';
+import { taskBacklogColumn, toWork, unkeyedBacklogColumn, type DeliveryWork, type WorkRow } from './delivery-work.js';
+import { shardOf, taskKeyOf } from './backlog.js';
 import { ShardedLeases, type LeaseKey } from './sharded-leases.js';
 
 /** Shards of a fan-out: endpoint ids by their first hex digit (random UUIDs spread evenly). */
@@ -55,7 +55,7 @@ type BatchRow = {
   | 'next_attempt_at'
   | 'handoff_pending'
   | 'parked'
-  | 'endpoint_backlog'
+  | 'backlog_ahead'
   | 'endpoint_id'
   | 'url'
   | 'endpoint_deleted'
@@ -77,8 +77,8 @@ const expandStatement = `WITH batch AS (
     WHERE e.workspace_id = $1 AND e.id >= $6::uuid AND ($7::uuid IS NULL OR e.id < $7::uuid) AND ($3::uuid IS NULL OR e.id > $3::uuid)
     ORDER BY e.id LIMIT $4
   ), created AS (
-    INSERT INTO deliveries (id, endpoint_id, event_id, created_at, updated_at, backlog_shard)
-    SELECT gen_random_uuid(), b.id, $5, clock_timestamp(), clock_timestamp(), ${shardOf('$8::text')} FROM batch b WHERE b.target
+    INSERT INTO deliveries (id, endpoint_id, event_id, created_at, updated_at, backlog_shard, task_key)
+    SELECT gen_random_uuid(), b.id, $5, clock_timestamp(), clock_timestamp(), ${shardOf('$8::text')}, ${taskKeyOf('$8::text')} FROM batch b WHERE b.target
     ORDER BY b.id
     ON CONFLICT (event_id, endpoint_id) WHERE NOT is_redelivery DO UPDATE SET updated_at = deliveries.updated_at
     RETURNING id, endpoint_id, state, next_attempt, next_attempt_at, handoff_pending, parked
@@ -90,7 +90,7 @@ const expandStatement = `WITH batch AS (
     SELECT (SELECT id FROM batch ORDER BY id DESC LIMIT 1) AS last_endpoint, (SELECT count(*) FROM batch) AS walked
   )
   SELECT w.last_endpoint, w.walked, d.id AS delivery_id, d.state, d.next_attempt, d.next_attempt_at, d.handoff_pending, d.parked,
-         ${backlogColumn} AS endpoint_backlog, e.id AS endpoint_id, e.url, e.deleted_at IS NOT NULL AS endpoint_deleted,
+         (${unkeyedBacklogColumn('e.id')} OR ${taskBacklogColumn('e.id', taskKeyOf('$8::text'))}) AS backlog_ahead, e.id AS endpoint_id, e.url, e.deleted_at IS NOT NULL AS endpoint_deleted,
          e.secret_ciphertext, e.previous_secret_ciphertext, e.previous_secret_expires_at
   FROM walk w
   LEFT JOIN (SELECT * FROM created UNION ALL SELECT * FROM known) d ON true
@@ -168,6 +168,7 @@ export class FanOutStore {
   /** Creates (or finds again) the deliveries of the shard's next `limit` endpoints after `after`. */
   async expand(fanOut: QueuedFanOut, after: string | null, limit: number): Promise<FanOutBatch> {
     const { lower, upper } = shardBounds(fanOut.shard);
+    const checkedAt = Date.now();
     const { rows } = await this.pool.query<BatchRow>({
       text: expandStatement,
       values: [fanOut.workspaceId, fanOut.type, after, limit, fanOut.eventId, lower, upper, fanOut.taskId],
@@ -177,7 +178,7 @@ export class FanOutStore {
     for (const row of rows) {
       if (row.delivery_id === null) continue;
       work.push(
-        toWork({ ...row, delivery_id: row.delivery_id, event_id: fanOut.eventId, type: fanOut.type, task_id: fanOut.taskId, workspace_id: fanOut.workspaceId, payload: fanOut.payload }),
+        toWork({ ...row, delivery_id: row.delivery_id, event_id: fanOut.eventId, type: fanOut.type, task_id: fanOut.taskId, workspace_id: fanOut.workspaceId, payload: fanOut.payload }, checkedAt),
       );
     }
     return { work, lastEndpoint: first?.last_endpoint ?? null, walked: Number(first?.walked ?? 0) };

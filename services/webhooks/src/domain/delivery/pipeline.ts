@@ -8,6 +8,8 @@ import { deadLetterMessage, deadLetterTopic, maxAttempts, scheduledAttemptMessag
 import { nextStep, type NextStep } from '../retry/schedule.js';
 import type { SecretBox } from '../../store/secret-box.js';
 import { EndpointPace, type PaceTicket } from './endpoint-pace.js';
+import { ParkedTasks } from './parked-tasks.js';
+import { OpenedSecrets } from './opened-secrets.js';
 import { tracedAttempt } from './attempt-span.js';
 import { currentRequestId, currentTraceparent, KeyedSerializer, MicroBatcher, observeLatency, retryUntilDone, Semaphore } from '@tws/common';
 
@@ -64,18 +66,18 @@ export class DeliveryPipeline {
   private readonly perWorkspace = new Map<string, Semaphore>();
   /** Deliveries per endpoint and the pace of their attempts: how many more it may hold here. */
   private readonly pace: EndpointPace;
-  /** Endpoints this replica parked work of, and when the last park committed (until the drainer sees their backlog empty). */
-  private readonly parkedHere = new Map<string, number>();
+  /** Tasks this replica parked work of, per endpoint, and when (ms) the last park committed: see `mustPark`. */
+  private readonly parkedHere = new ParkedTasks();
   private readonly parker: MicroBatcher<{ deliveryId: string; attempt: number }, boolean>;
   private readonly order = new KeyedSerializer();
   private readonly recorder: MicroBatcher<AttemptRecord, boolean>;
   private readonly handoffDone: MicroBatcher<string, undefined>;
   private pending = 0;
-  /** Decrypted secrets by endpoint (AES-GCM per attempt costs more than the HTTP request). */
-  private readonly secretCache = new Map<string, { sealed: Buffer; secret: string }>();
+  private readonly secrets: OpenedSecrets;
 
   constructor(private readonly options: PipelineOptions) {
     this.global = new Semaphore(options.concurrency);
+    this.secrets = new OpenedSecrets(options.secrets);
     this.pace = new EndpointPace({
       concurrency: options.endpointConcurrency,
       queueLimit: options.endpointQueueLimit,
@@ -108,9 +110,7 @@ export class DeliveryPipeline {
    * replica stops queueing first attempts behind a backlog that is gone.
    */
   forgetParked(withBacklog: ReadonlySet<string>, checkedAt: number): void {
-    for (const [endpointId, parkedAt] of this.parkedHere) {
-      if (parkedAt < checkedAt && !withBacklog.has(endpointId)) this.parkedHere.delete(endpointId);
-    }
+    this.parkedHere.forget(withBacklog, checkedAt);
   }
 
   /** Deliveries accepted and not settled yet. */
@@ -151,7 +151,7 @@ export class DeliveryPipeline {
       if (work.nextAttempt < attempt) return;
       // Parked (by the fan-out, or meanwhile: a redelivered message): the lease holder of the endpoint's backlog attempts it.
       if (work.parked && !context.drained) {
-        if (work.parkedAtFanOut) this.parkedNow(work.endpointId);
+        if (work.parkedAtFanOut) this.parkedNow(work, Date.now());
         return;
       }
       if (!context.drained && this.mustPark(work, context)) {
@@ -165,20 +165,29 @@ export class DeliveryPipeline {
     }
   }
 
+  /**
+   * Parked when the endpoint has no room here, or (a first attempt) when deliveries of its task to the
+   * endpoint are parked ahead of it: as its fan-out read them, or parked here since that read was sent
+   * (a park it could not see yet; one still committing counts as now).
+   */
   private mustPark(work: DeliveryWork, context: AttemptContext): boolean {
     if (this.pace.room(work.endpointId) === 0) return true;
-    return context.ordered === true && (work.endpointBacklog || this.parkedHere.has(work.endpointId));
+    return context.ordered === true && (work.backlogAhead || this.parkedHere.since(work.endpointId, work.taskId) >= work.checkedAt);
   }
 
   private async park(work: DeliveryWork, attempt: number): Promise<void> {
-    const parked = await this.durably(() => this.parker.add({ deliveryId: work.deliveryId, attempt }), 'park delivery');
-    if (!parked) return; // moved on meanwhile (another owner attempted or cancelled it)
-    this.parkedNow(work.endpointId);
+    const ended = this.parkedHere.parking(work.endpointId, work.taskId);
+    try {
+      const parked = await this.durably(() => this.parker.add({ deliveryId: work.deliveryId, attempt }), 'park delivery');
+      if (parked) this.options.metrics.parked.inc(); // else moved on meanwhile (another owner attempted or cancelled it)
+    } finally {
+      ended();
+    }
   }
 
-  /** A delivery of `endpointId` was parked (committed): this replica queues its next first attempts behind it too. */
-  private parkedNow(endpointId: string): void {
-    this.parkedHere.set(endpointId, Date.now());
+  /** A delivery was created parked (committed): this replica queues its task's next first attempts behind it too. */
+  private parkedNow(work: DeliveryWork, at: number): void {
+    this.parkedHere.parked(work.endpointId, work.taskId, at);
     this.options.metrics.parked.inc();
   }
 
@@ -297,7 +306,7 @@ export class DeliveryPipeline {
   private async send(work: DeliveryWork): Promise<AttemptResult> {
     let secrets: { secret: string; previous: string[] };
     try {
-      secrets = this.secretsOf(work);
+      secrets = this.secrets.of(work);
     } catch (error) {
       // Never send unsigned: a secret that cannot be decrypted (wrong key) fails the attempt.
       this.options.logger.error({ err: error, endpointId: work.endpointId }, 'cannot decrypt the endpoint secret');
@@ -312,25 +321,6 @@ export class DeliveryPipeline {
       previousSecrets: secrets.previous,
       body: work.payload,
     });
-  }
-
-  /** The current secret, and the rotated-out one while its overlap lasts (checked per attempt, not only by the cleanup job). */
-  private secretsOf(work: DeliveryWork): { secret: string; previous: string[] } {
-    const secret = this.openCached(work.endpointId, work.secretCiphertext);
-    const previous = work.previousSecret;
-    if (!previous || previous.expiresAt.getTime() <= Date.now()) return { secret, previous: [] };
-    return { secret, previous: [this.openCached(`${work.endpointId}/previous`, previous.ciphertext, work.endpointId)] };
-  }
-
-  private openCached(cacheKey: string, sealed: Buffer, endpointId: string = cacheKey): string {
-    const cached = this.secretCache.get(cacheKey);
-    if (cached && cached.sealed.equals(sealed)) return cached.secret;
-    const secret = this.options.secrets.open(sealed, endpointId);
-    this.secretCache.delete(cacheKey);
-    this.secretCache.set(cacheKey, { sealed, secret });
-    // Bounded, oldest first (insertion order): a 10,000-endpoint fan-out does not empty it for everyone else.
-    if (this.secretCache.size > 20_000) this.secretCache.delete(this.secretCache.keys().next().value!);
-    return secret;
   }
 
   /** Produces the next step to Kafka (acknowledged by the brokers), then notes it in Postgres. */

@@ -1,0 +1,12 @@
+-- A delivery's task key: the hash of its event's task id (hashtext), written when the delivery is
+-- created. Event order binds only the first attempts of one task to one endpoint, so a first attempt
+-- now queues behind parked deliveries of its own task (020's index answers that), not behind its
+-- endpoint's whole backlog. Behind the whole backlog, an endpoint under steady load never left it:
+-- the deliveries the drainer had handed out stay parked until their attempt is logged, so every
+-- fan-out found a backlog and parked its deliveries too, for as long as the load lasted (bench/HISTORY.md
+-- session 26). Two tasks with the same key only queue behind each other: safe, as parking always is.
+--
+-- Nullable and without a default: adding it rewrites nothing. Rows parked before this migration (and
+-- by an older replica during a rolling upgrade) have none; a first attempt queues behind those as
+-- before, behind the endpoint's whole backlog (store/delivery-work.ts).
+ALTER TABLE deliveries ADD COLUMN task_key integer;
