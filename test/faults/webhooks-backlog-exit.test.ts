@@ -18,7 +18,8 @@ import { taskEventsTopic } from '@tws/contracts';
  * the backlog once the drainer reached its last parked delivery: by the last seconds of the feed the
  * endpoint has nothing parked. (Behind the endpoint's whole backlog, a fan-out found the deliveries the
  * drainer had handed out and not logged yet, parked its own too, and the backlog lasted as long as the
- * load.) Every event arrives, each task's in event order.
+ * load.) Every event arrives, each task's in event order. And, the rule itself: a task whose backlog
+ * is held (its drain lease taken by the test) holds back no other task's deliveries to the endpoint.
  */
 const RATE = 200;
 const TASKS = 40;
@@ -27,12 +28,12 @@ const FAST_SECONDS = 14;
 /** The last seconds of the feed, in which nothing may be parked. */
 const CALM_SECONDS = 5;
 
-describe('an endpoint under steady load leaves its backlog', () => {
+describe('an endpoint\'s backlog holds back only its own tasks, and ends under steady load', () => {
   const { webhooks, databaseUrl } = inject('stack');
   let client: WebhooksServiceClient;
   let producer: Producer;
   let pool: Pool;
-  let receiver: TestReceiver | undefined;
+  const receivers: TestReceiver[] = [];
 
   beforeAll(async () => {
     const proto = loadWebhooksProto();
@@ -45,16 +46,62 @@ describe('an endpoint under steady load leaves its backlog', () => {
     await producer?.disconnect();
     client?.close();
     await pool?.end();
-    if (receiver) {
+    for (const receiver of receivers) {
       await receiver.close();
       await setDnsRecord(webhooks.dnsControlUrl, receiver.host, undefined);
     }
   });
 
+  it('a task whose backlog is not drained yet holds back only its own first attempts, which then go out in order', async () => {
+    const workspaceId = randomUUID();
+    const held = await startReceiver();
+    receivers.push(held);
+    await setDnsRecord(webhooks.dnsControlUrl, held.host, { a: [webhooks.receiverAddress], ttl: 30 });
+    const secret = `whsec_${randomBytes(12).toString('hex')}`;
+    const { endpoint } = await callUnary(client, client.CreateEndpoint, { workspaceId, url: `${held.origin}/`, secret, events: [] });
+    const endpointId = endpoint?.id ?? '';
+    expect(endpointId).toMatch(/^[0-9a-f-]{36}$/);
+    // Task X has a delivery parked at the endpoint, whose drain the test holds (the endpoint's lease
+    // under its own owner, as an older replica's would be): its backlog stays while the events go.
+    const taskX = randomUUID();
+    const parkedEvent = taskEventMessage({ workspaceId, kind: 'task.updated', taskId: taskX, name: 'x 0' });
+    await pool.query(`INSERT INTO backlog_leases (endpoint_id, owner, expires_at) VALUES ($1, 'backlog-exit-test', now() + interval '5 minutes')`, [endpointId]);
+    await pool.query(
+      `WITH ev AS (INSERT INTO events (id, workspace_id, type, task_id, payload) VALUES ($1, $2, 'task.updated', $3, convert_to($4, 'UTF8')) RETURNING id)
+       INSERT INTO deliveries (id, endpoint_id, event_id, parked, backlog_shard, task_key)
+       SELECT gen_random_uuid(), $5, ev.id, true, (hashtext($3) & 2147483647) % 8, hashtext($3) FROM ev`,
+      [parkedEvent.payload.id, workspaceId, taskX, parkedEvent.message.value, endpointId],
+    );
+    const others = Array.from({ length: 10 }, () => randomUUID());
+    const messages = [
+      taskEventMessage({ workspaceId, kind: 'task.updated', taskId: taskX, name: 'x 1' }),
+      ...others.map((task) => taskEventMessage({ workspaceId, kind: 'task.updated', taskId: task, name: 'o 1' })),
+      taskEventMessage({ workspaceId, kind: 'task.updated', taskId: taskX, name: 'x 2' }),
+      ...others.map((task) => taskEventMessage({ workspaceId, kind: 'task.updated', taskId: task, name: 'o 2' })),
+    ];
+    for (const { message } of messages) await producer.send({ topic: taskEventsTopic, acks: -1, messages: [message] });
+    const names = () => held.requests.map((request) => (JSON.parse(request.body.toString('utf8')) as { data: { id: string; name: string } }).data);
+
+    // The other tasks' events all arrive, each task's in order; none of X's.
+    await held.waitFor(2 * others.length, 20_000);
+    await sleep(500);
+    expect(names().filter((data) => data.id === taskX)).toEqual([]);
+    for (const task of others) expect(names().filter((data) => data.id === task).map((data) => data.name)).toEqual(['o 1', 'o 2']);
+    // X's new deliveries were parked behind its backlog.
+    const parked = await pool.query<{ n: string }>('SELECT count(*) AS n FROM deliveries WHERE endpoint_id = $1 AND parked', [endpointId]);
+    expect(Number(parked.rows[0]?.n)).toBe(3);
+
+    // The drain lease is given back: the stack's drainer attempts X's backlog, oldest first.
+    await pool.query(`DELETE FROM backlog_leases WHERE endpoint_id = $1 AND owner = 'backlog-exit-test'`, [endpointId]);
+    await held.waitFor(2 * others.length + 3, 20_000);
+    expect(names().filter((data) => data.id === taskX).map((data) => data.name)).toEqual(['x 0', 'x 1', 'x 2']);
+  }, 120_000);
+
   it('parks while the endpoint is slow, parks nothing once the drainer caught up, and keeps each task in order', async () => {
     let slow = true;
     const workspaceId = randomUUID();
-    receiver = await startReceiver({ reply: () => (slow ? { status: 200, delayMs: 3_000 } : 200) });
+    const receiver = await startReceiver({ reply: () => (slow ? { status: 200, delayMs: 3_000 } : 200) });
+    receivers.push(receiver);
     await setDnsRecord(webhooks.dnsControlUrl, receiver.host, { a: [webhooks.receiverAddress], ttl: 30 });
     const secret = `whsec_${randomBytes(12).toString('hex')}`;
     const { endpoint } = await callUnary(client, client.CreateEndpoint, { workspaceId, url: `${receiver.origin}/`, secret, events: [] });
