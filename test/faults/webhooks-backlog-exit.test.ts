@@ -1,14 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import * as grpc from '@grpc/grpc-js';
-import { callUnary, createPool, type Pool } from '@tws/common';
-import { setDnsRecord } from '@tws/devstack';
-import { loadWebhooksProto } from '@tws/proto-types';
-import type { WebhooksServiceClient } from '@tws/proto-types/generated/webhooks/v1/WebhooksService';
-import type { Producer } from 'kafkajs';
+import { createPool, type Pool } from '@tws/common';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { kafkaClient, taskEventMessage } from '../support/webhooks/fixtures.js';
-import { startReceiver, type TestReceiver } from '../support/webhooks/receiver.js';
+import { WebhooksFeed } from '../support/webhooks/feed.js';
+import { taskEventMessage } from '../support/webhooks/fixtures.js';
+import { startReceiver } from '../support/webhooks/receiver.js';
 import { taskEventsTopic } from '@tws/contracts';
 
 /**
@@ -29,38 +25,23 @@ const FAST_SECONDS = 14;
 const CALM_SECONDS = 5;
 
 describe('an endpoint\'s backlog holds back only its own tasks, and ends under steady load', () => {
-  const { webhooks, databaseUrl } = inject('stack');
-  let client: WebhooksServiceClient;
-  let producer: Producer;
+  let feed: WebhooksFeed;
   let pool: Pool;
-  const receivers: TestReceiver[] = [];
+  const secret = `whsec_${randomBytes(12).toString('hex')}`;
 
   beforeAll(async () => {
-    const proto = loadWebhooksProto();
-    client = new proto.webhooks.v1.WebhooksService(webhooks.grpcTarget, grpc.credentials.createInsecure());
-    producer = kafkaClient().producer();
-    await producer.connect();
-    pool = createPool({ url: databaseUrl, schema: 'webhooks', applicationName: 'webhooks-backlog-exit-test', max: 1 });
+    feed = await WebhooksFeed.open();
+    pool = createPool({ url: inject('stack').databaseUrl, schema: 'webhooks', applicationName: 'webhooks-backlog-exit-test', max: 1 });
   });
   afterAll(async () => {
-    await producer?.disconnect();
-    client?.close();
+    await feed?.close();
     await pool?.end();
-    for (const receiver of receivers) {
-      await receiver.close();
-      await setDnsRecord(webhooks.dnsControlUrl, receiver.host, undefined);
-    }
   });
 
   it('a task whose backlog is not drained yet holds back only its own first attempts, which then go out in order', async () => {
     const workspaceId = randomUUID();
     const held = await startReceiver();
-    receivers.push(held);
-    await setDnsRecord(webhooks.dnsControlUrl, held.host, { a: [webhooks.receiverAddress], ttl: 30 });
-    const secret = `whsec_${randomBytes(12).toString('hex')}`;
-    const { endpoint } = await callUnary(client, client.CreateEndpoint, { workspaceId, url: `${held.origin}/`, secret, events: [] });
-    const endpointId = endpoint?.id ?? '';
-    expect(endpointId).toMatch(/^[0-9a-f-]{36}$/);
+    const endpointId = await feed.register(workspaceId, held, secret);
     // Task X has a delivery parked at the endpoint, whose drain the test holds (the endpoint's lease
     // under its own owner, as an older replica's would be): its backlog stays while the events go.
     const taskX = randomUUID();
@@ -79,7 +60,7 @@ describe('an endpoint\'s backlog holds back only its own tasks, and ends under s
       taskEventMessage({ workspaceId, kind: 'task.updated', taskId: taskX, name: 'x 2' }),
       ...others.map((task) => taskEventMessage({ workspaceId, kind: 'task.updated', taskId: task, name: 'o 2' })),
     ];
-    for (const { message } of messages) await producer.send({ topic: taskEventsTopic, acks: -1, messages: [message] });
+    for (const { message } of messages) await feed.producer.send({ topic: taskEventsTopic, acks: -1, messages: [message] });
     const names = () => held.requests.map((request) => (JSON.parse(request.body.toString('utf8')) as { data: { id: string; name: string } }).data);
 
     // The other tasks' events all arrive, each task's in order; none of X's.
@@ -101,19 +82,14 @@ describe('an endpoint\'s backlog holds back only its own tasks, and ends under s
     let slow = true;
     const workspaceId = randomUUID();
     const receiver = await startReceiver({ reply: () => (slow ? { status: 200, delayMs: 3_000 } : 200) });
-    receivers.push(receiver);
-    await setDnsRecord(webhooks.dnsControlUrl, receiver.host, { a: [webhooks.receiverAddress], ttl: 30 });
-    const secret = `whsec_${randomBytes(12).toString('hex')}`;
-    const { endpoint } = await callUnary(client, client.CreateEndpoint, { workspaceId, url: `${receiver.origin}/`, secret, events: [] });
-    const endpointId = endpoint?.id ?? '';
-    expect(endpointId).toMatch(/^[0-9a-f-]{36}$/);
+    const endpointId = await feed.register(workspaceId, receiver, secret);
     const parkedNow = async () =>
       Number((await pool.query<{ n: string }>('SELECT count(*) AS n FROM deliveries WHERE endpoint_id = $1 AND parked', [endpointId])).rows[0]?.n);
 
     const tasks = Array.from({ length: TASKS }, () => randomUUID());
     const sent: Array<{ task: string; n: number }> = [];
     const sends: Array<Promise<unknown>> = [];
-    await producer.send({ topic: taskEventsTopic, acks: -1, messages: [taskEventMessage({ workspaceId: randomUUID(), kind: 'task.updated' }).message] });
+    await feed.producer.send({ topic: taskEventsTopic, acks: -1, messages: [taskEventMessage({ workspaceId: randomUUID(), kind: 'task.updated' }).message] });
     const total = RATE * (SLOW_SECONDS + FAST_SECONDS);
     const started = Date.now();
     let mostParked = 0;
@@ -124,7 +100,7 @@ describe('an endpoint\'s backlog holds back only its own tasks, and ends under s
       const task = tasks[tick % TASKS]!;
       sent.push({ task, n: tick });
       const event = taskEventMessage({ workspaceId, kind: 'task.updated', taskId: task, name: `n ${tick}` });
-      sends.push(producer.send({ topic: taskEventsTopic, acks: -1, messages: [event.message] }));
+      sends.push(feed.producer.send({ topic: taskEventsTopic, acks: -1, messages: [event.message] }));
       // Ten samples a second of what the endpoint has parked; those of the calm seconds are kept.
       if (tick % (RATE / 10) === 0) {
         const calm = tick >= total - RATE * CALM_SECONDS;

@@ -1,14 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import * as grpc from '@grpc/grpc-js';
-import { callUnary } from '@tws/common';
-import { setDnsRecord } from '@tws/devstack';
-import { loadWebhooksProto } from '@tws/proto-types';
-import type { WebhooksServiceClient } from '@tws/proto-types/generated/webhooks/v1/WebhooksService';
-import type { Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { kafkaClient, taskEventMessage } from '../support/webhooks/fixtures.js';
-import { startReceiver, type TestReceiver } from '../support/webhooks/receiver.js';
+import { WebhooksFeed } from '../support/webhooks/feed.js';
+import { taskEventMessage } from '../support/webhooks/fixtures.js';
+import { startReceiver } from '../support/webhooks/receiver.js';
 import { taskEventsTopic } from '@tws/contracts';
 
 /**
@@ -31,22 +26,14 @@ const percentile = (values: number[], p: number): number => {
 };
 
 describe('a workspace with hanging endpoints does not delay another workspace', () => {
-  const { webhooks, services } = inject('stack');
-  let client: WebhooksServiceClient;
-  let producer: Producer;
-  const receivers: TestReceiver[] = [];
+  const { services } = inject('stack');
+  let feed: WebhooksFeed;
 
   beforeAll(async () => {
-    const proto = loadWebhooksProto();
-    client = new proto.webhooks.v1.WebhooksService(webhooks.grpcTarget, grpc.credentials.createInsecure());
-    producer = kafkaClient().producer();
-    await producer.connect();
+    feed = await WebhooksFeed.open();
   });
   afterAll(async () => {
-    await producer?.disconnect();
-    client?.close();
-    await Promise.all(receivers.map((receiver) => receiver.close()));
-    for (const receiver of receivers) await setDnsRecord(webhooks.dnsControlUrl, receiver.host, undefined);
+    await feed?.close();
   });
 
   it('keeps the victim p99 under 1 s while ten hanging endpoints take 30 changes/s, and loses none of the noisy backlog', async () => {
@@ -58,16 +45,8 @@ describe('a workspace with hanging endpoints does not delay another workspace', 
       Array.from({ length: NOISY_ENDPOINTS }, () => startReceiver({ reply: () => (hanging ? 'hang' : 200) })),
     );
     const victim = await startReceiver();
-    receivers.push(...noisy, victim);
-    // Answers cached 30 s as real DNS would be (the test server's default TTL is 0: every attempt would
-    // ask the test's own DNS server, and this suite is about delivery, not about that server's pace).
-    for (const receiver of [...noisy, victim]) {
-      await setDnsRecord(webhooks.dnsControlUrl, receiver.host, { a: [webhooks.receiverAddress], ttl: 30 });
-    }
-    for (const receiver of noisy) {
-      await callUnary(client, client.CreateEndpoint, { workspaceId: noisyWorkspace, url: `${receiver.origin}/`, secret, events: [] });
-    }
-    await callUnary(client, client.CreateEndpoint, { workspaceId: victimWorkspace, url: `${victim.origin}/`, secret, events: [] });
+    for (const receiver of noisy) await feed.register(noisyWorkspace, receiver, secret);
+    await feed.register(victimWorkspace, victim, secret);
 
     const noisyTasks = Array.from({ length: 20 }, () => randomUUID());
     const noisyIds: string[] = [];
@@ -75,18 +54,18 @@ describe('a workspace with hanging endpoints does not delay another workspace', 
     const victimSentAt = new Map<string, number>();
     const victimAckedAt = new Map<string, number>();
     // Warm the producer up (connection, topic metadata) before the clock runs.
-    await producer.send({ topic: taskEventsTopic, acks: -1, messages: [taskEventMessage({ workspaceId: randomUUID(), kind: 'task.updated' }).message] });
+    await feed.producer.send({ topic: taskEventsTopic, acks: -1, messages: [taskEventMessage({ workspaceId: randomUUID(), kind: 'task.updated' }).message] });
     const sends: Array<Promise<unknown>> = [];
     const started = Date.now();
     for (let tick = 0; tick < FEED_SECONDS * NOISY_RATE; tick++) {
       const event = taskEventMessage({ workspaceId: noisyWorkspace, kind: 'task.updated', taskId: noisyTasks[tick % noisyTasks.length], name: `noisy ${tick}` });
       noisyIds.push(event.payload.id);
-      sends.push(producer.send({ topic: taskEventsTopic, acks: -1, messages: [event.message] }));
+      sends.push(feed.producer.send({ topic: taskEventsTopic, acks: -1, messages: [event.message] }));
       if (tick % (NOISY_RATE / VICTIM_RATE) === 0) {
         const probe = taskEventMessage({ workspaceId: victimWorkspace, kind: 'task.updated', name: `victim ${tick}` });
         victimSentAt.set(probe.payload.id, Date.now());
         sends.push(
-          producer.send({ topic: taskEventsTopic, acks: -1, messages: [probe.message] }).then(() => victimAckedAt.set(probe.payload.id, Date.now())),
+          feed.producer.send({ topic: taskEventsTopic, acks: -1, messages: [probe.message] }).then(() => victimAckedAt.set(probe.payload.id, Date.now())),
         );
       }
       const next = started + ((tick + 1) * 1000) / NOISY_RATE;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createPool, type Pool } from '@tws/common';
+import { createPool, type Pool, type PoolClient } from '@tws/common';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DeliveryStore, type IncomingEvent } from './deliveries.js';
 import type { DeliveryWork } from './delivery-work.js';
@@ -158,51 +158,14 @@ describe('DeliveryStore: fan-out and attempt log', () => {
     }
   });
 
-  it('probes an endpoint\'s backlog through the parked index, also when most of its deliveries are parked (the newest)', async () => {
-    // Temporary copies of the two tables (a session's temporary tables come first in its search path), with
-    // statistics the shared test database cannot promise: 40,000 deliveries of 4 endpoints, the newest half parked.
-    const client = await pool.connect();
-    try {
-      await client.query('CREATE TEMP TABLE endpoints (LIKE webhooks.endpoints INCLUDING ALL)');
-      await client.query('CREATE TEMP TABLE deliveries (LIKE webhooks.deliveries INCLUDING ALL)');
-      const endpointIds = Array.from({ length: 4 }, () => randomUUID());
-      await client.query(
-        `INSERT INTO endpoints (id, workspace_id, url, events, secret_ciphertext) SELECT id, 'backlog-plan', 'https://e.example/', '{task.updated}', '\\x00' FROM unnest($1::uuid[]) AS id`,
-        [endpointIds],
-      );
-      await client.query(
-        `INSERT INTO deliveries (id, endpoint_id, event_id, created_at, updated_at, parked)
-         SELECT gen_random_uuid(), ($1::uuid[])[1 + g % 4], 'evt_' || g, now() + g * interval '1 ms', now(), g > 20000 FROM generate_series(1, 40000) g`,
-        [endpointIds],
-      );
-      await client.query('ANALYZE endpoints');
-      await client.query('ANALYZE deliveries');
-      // 500 probes (a statement makes one per endpoint: backlogsCte).
-      const { rows } = await client.query<{ 'QUERY PLAN': Array<{ Plan: BufferedPlanNode }> }>(
-        `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT ${backlogColumn} FROM generate_series(1, 125) JOIN endpoints e ON true`,
-      );
-      const nodes = planNodes(rows[0]!['QUERY PLAN'][0]!.Plan);
-      const deliveryScans = nodes.filter((node) => node['Relation Name'] === 'deliveries');
-      // The copy of deliveries_parked_idx (LIKE … INCLUDING ALL names the copies itself).
-      const parkedIndex = await client.query<{ indexname: string }>(
-        `SELECT indexname FROM pg_indexes WHERE schemaname = (SELECT nspname FROM pg_namespace WHERE oid = pg_my_temp_schema())
-           AND tablename = 'deliveries' AND indexdef LIKE '%(endpoint_id, created_at, id) WHERE parked'`,
-      );
-      expect(parkedIndex.rows).toHaveLength(1);
-      expect(deliveryScans.map((node) => [node['Node Type'], node['Index Name']])).toEqual([['Index Only Scan', parkedIndex.rows[0]!.indexname]]);
-      // A probe reads a few pages of the index, not the table (a sequential scan read ~400 pages a probe).
-      const pages = nodes[0]!['Local Hit Blocks'] + nodes[0]!['Local Read Blocks'];
-      expect(pages).toBeLessThan(5 * 500);
-    } finally {
-      await client.query('DROP TABLE IF EXISTS pg_temp.deliveries, pg_temp.endpoints');
-      client.release();
-    }
-  });
-
-  it('probes a task\'s backlog through the parked task index, in a page or two, also after a drained backlog left its entries dead', async () => {
-    // Temporary copies (see above) with statistics the shared database cannot promise: 40,000 deliveries
-    // of 4 endpoints and 200 tasks, the newest half parked; then that backlog drained, without a vacuum
-    // (a temporary table gets none), as after a slow spell under load.
+  /**
+   * Runs `check` on a connection whose temporary copies of the two tables (a session's temporary tables
+   * come first in its search path) hold what the shared test database cannot promise, with statistics:
+   * 40,000 deliveries of 4 endpoints and 200 tasks, the newest half parked. A temporary table gets no
+   * vacuum, so the entries a drained backlog leaves dead stay. `indexOf` names the copy of an index by
+   * the end of its definition (LIKE … INCLUDING ALL names the copies itself).
+   */
+  const withScratchBacklog = async (check: (client: PoolClient, indexOf: (definitionEnd: string) => Promise<string>) => Promise<void>) => {
     const client = await pool.connect();
     try {
       await client.query('CREATE TEMP TABLE endpoints (LIKE webhooks.endpoints INCLUDING ALL)');
@@ -220,44 +183,64 @@ describe('DeliveryStore: fan-out and attempt log', () => {
       );
       await client.query('ANALYZE endpoints');
       await client.query('ANALYZE deliveries');
-      const taskIndex = await client.query<{ indexname: string }>(
-        `SELECT indexname FROM pg_indexes WHERE schemaname = (SELECT nspname FROM pg_namespace WHERE oid = pg_my_temp_schema())
-           AND tablename = 'deliveries' AND indexdef LIKE '%(endpoint_id, task_key) WHERE parked'`,
-      );
-      expect(taskIndex.rows).toHaveLength(1);
-      // 800 probes: each endpoint and task, as fan-outs ask.
-      const probe = async () => {
-        const { rows } = await client.query<{ 'QUERY PLAN': Array<{ Plan: BufferedPlanNode }> }>(
-          `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)
-           SELECT ${taskBacklogColumn('e.id', "hashtext('task-' || t)")} FROM generate_series(0, 199) t JOIN endpoints e ON true`,
+      const indexOf = async (definitionEnd: string) => {
+        const { rows } = await client.query<{ indexname: string }>(
+          `SELECT indexname FROM pg_indexes WHERE schemaname = (SELECT nspname FROM pg_namespace WHERE oid = pg_my_temp_schema())
+             AND tablename = 'deliveries' AND indexdef LIKE '%' || $1`,
+          [definitionEnd],
         );
-        const nodes = planNodes(rows[0]!['QUERY PLAN'][0]!.Plan);
-        const scans = nodes.filter((node) => node['Relation Name'] === 'deliveries').map((node) => [node['Node Type'], node['Index Name']]);
-        return { scans, pages: nodes[0]!['Local Hit Blocks'] + nodes[0]!['Local Read Blocks'], found: nodes[0]!['Actual Rows'] };
+        expect(rows).toHaveLength(1);
+        return rows[0]!.indexname;
       };
-      const parked = await probe();
-      expect(parked.scans).toEqual([[expect.stringMatching(/^Index (Only )?Scan$/), taskIndex.rows[0]!.indexname]]);
-      expect(parked.pages).toBeLessThan(4 * 800);
-      // The backlog drained: every entry dead until vacuum. The first walk marks them dead; from then on a
-      // probe of a task's key reads its page or two, not the endpoint's whole backlog.
-      await client.query('UPDATE deliveries SET parked = false WHERE parked');
-      await probe();
-      const drained = await probe();
-      expect(drained.scans).toEqual([[expect.stringMatching(/^Index (Only )?Scan$/), taskIndex.rows[0]!.indexname]]);
-      expect(drained.found).toBe(800);
-      // The endpoint's probe (deliveries_parked_idx, in backlog order) walks every dead entry of its backlog.
-      const endpointProbes = await client.query<{ 'QUERY PLAN': Array<{ Plan: BufferedPlanNode }> }>(
-        `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT ${backlogColumn} FROM generate_series(0, 199) t JOIN endpoints e ON true`,
-      );
-      const endpointPlan = endpointProbes.rows[0]!['QUERY PLAN'][0]!.Plan;
-      const endpointPages = endpointPlan['Local Hit Blocks'] + endpointPlan['Local Read Blocks'];
-      console.log(`backlog probes after a drained backlog, 800 a statement: ${drained.pages} pages by task (${parked.pages} while parked), ${endpointPages} by endpoint`);
-      expect(drained.pages).toBeLessThan(3 * 800);
-      expect(drained.pages * 10).toBeLessThan(endpointPages);
+      await check(client, indexOf);
     } finally {
       await client.query('DROP TABLE IF EXISTS pg_temp.deliveries, pg_temp.endpoints');
       client.release();
     }
+  };
+
+  /** EXPLAIN ANALYZE of `select`: its scans of deliveries (type, index), the pages it read, and its rows. */
+  const explained = async (client: PoolClient, select: string) => {
+    const { rows } = await client.query<{ 'QUERY PLAN': Array<{ Plan: BufferedPlanNode }> }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${select}`);
+    const nodes = planNodes(rows[0]!['QUERY PLAN'][0]!.Plan);
+    return {
+      scans: nodes.filter((node) => node['Relation Name'] === 'deliveries').map((node) => [node['Node Type'], node['Index Name']]),
+      pages: nodes[0]!['Local Hit Blocks'] + nodes[0]!['Local Read Blocks'],
+      rows: nodes[0]!['Actual Rows'],
+    };
+  };
+
+  it('probes an endpoint\'s backlog through the parked index, also when most of its deliveries are parked (the newest)', async () => {
+    await withScratchBacklog(async (client, indexOf) => {
+      // 500 probes (a statement makes one per endpoint: backlogsCte).
+      const probes = await explained(client, `SELECT ${backlogColumn} FROM generate_series(1, 125) JOIN endpoints e ON true`);
+      expect(probes.scans).toEqual([['Index Only Scan', await indexOf('(endpoint_id, created_at, id) WHERE parked')]]);
+      // A probe reads a few pages of the index, not the table (a sequential scan read ~400 pages a probe).
+      expect(probes.pages).toBeLessThan(5 * 500);
+    });
+  });
+
+  it('probes a task\'s backlog through the parked task index, in a page or two, also after a drained backlog left its entries dead', async () => {
+    await withScratchBacklog(async (client, indexOf) => {
+      const taskIndex = await indexOf('(endpoint_id, task_key) WHERE parked');
+      // 800 probes: each endpoint and task, as fan-outs ask.
+      const probe = () => explained(client, `SELECT ${taskBacklogColumn('e.id', "hashtext('task-' || t)")} FROM generate_series(0, 199) t JOIN endpoints e ON true`);
+      const parked = await probe();
+      expect(parked.scans).toEqual([[expect.stringMatching(/^Index (Only )?Scan$/), taskIndex]]);
+      expect(parked.pages).toBeLessThan(4 * 800);
+      // The backlog drained (as after a slow spell under load), its entries dead until vacuum. The first
+      // walk marks them dead; from then on a probe of a task's key reads its page or two (1,601 pages for
+      // 800), where the endpoint's probe (deliveries_parked_idx, in backlog order) walks every dead entry
+      // of the endpoint's backlog (48,949 pages for 800).
+      await client.query('UPDATE deliveries SET parked = false WHERE parked');
+      await probe();
+      const drained = await probe();
+      expect(drained.scans).toEqual([[expect.stringMatching(/^Index (Only )?Scan$/), taskIndex]]);
+      expect(drained.rows).toBe(800);
+      const byEndpoint = await explained(client, `SELECT ${backlogColumn} FROM generate_series(0, 199) t JOIN endpoints e ON true`);
+      expect(drained.pages).toBeLessThan(3 * 800);
+      expect(drained.pages * 10).toBeLessThan(byEndpoint.pages);
+    });
   });
 
   it('moves a whole fan-out on with updates that keep every delivery on its page (HOT: no index gets an entry)', async () => {
