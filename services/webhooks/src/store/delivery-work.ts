@@ -17,7 +17,7 @@ export interface DeliveryWork {
   backlogAhead: boolean;
   /** When the statement that answered `backlogAhead` was sent (ms): a park committed since is not in its answer. */
   checkedAt: number;
-  /** Created parked by the fan-out (its endpoint had a backlog then): the backlog's drainer attempts it. */
+  /** Created parked by the fan-out (its task had a backlog at the endpoint then): the backlog's drainer attempts it. */
   parkedAtFanOut: boolean;
   endpointId: string;
   endpointUrl: string;
