@@ -112,6 +112,10 @@ describe('DeliveryStore: fan-out and attempt log', () => {
       [1, slow, true, false, true],
       [1, fast, false, false, false],
     ]);
+    // Loaded by id (a retry, a redelivery, the drainer's batch): never a first attempt queued in order, no backlog probed.
+    const loaded = await store.load(second.work.map((item) => item.deliveryId));
+    expect([...loaded.values()].map((item) => [item.parked, item.backlogAhead])).toEqual(expect.arrayContaining([[true, false], [false, false]]));
+    expect(loaded.size).toBe(4);
     // A parked delivery without a task key (parked before migration 019, or by an older replica) holds back every task.
     await pool.query(`UPDATE deliveries SET task_key = NULL WHERE endpoint_id = $1 AND parked`, [slow]);
     const third = event(3);

@@ -1,5 +1,5 @@
 import type { Pool } from '@tws/common';
-import { backlogsCte, toWork, workColumns, type AttemptOutcome, type DeliveryState, type DeliveryWork, type IncomingEvent, type WorkRow } from './delivery-work.js';
+import { toWork, workColumns, type AttemptOutcome, type DeliveryState, type DeliveryWork, type IncomingEvent, type WorkRow } from './delivery-work.js';
 import { fanOutStatement, fanOutValues, type FanOutRow } from './fan-out-statement.js';
 import { shardOf, taskKeyOf } from './backlog.js';
 
@@ -88,20 +88,19 @@ export class DeliveryStore {
   }
 
 
-  /** Current state of the given deliveries (for retry and redelivery messages). */
+  /**
+   * Current state of the given deliveries: for scheduled attempts (retries, redeliveries) and the
+   * backlog's drainer. None of those is a first attempt queued in event order (the drainer's are the
+   * backlog itself), so no backlog is probed for them: `backlogAhead` is false. (The probe walked the
+   * entries a drained backlog left dead in deliveries_parked_idx, once per endpoint of every batch.)
+   */
   async load(deliveryIds: string[]): Promise<Map<string, DeliveryWork>> {
     if (deliveryIds.length === 0) return new Map();
     const checkedAt = Date.now();
     const { rows } = await this.pool.query<WorkRow>({
-      // The deliveries first (by id), then their endpoints' backlogs: with the endpoints asked for as
-      // `IN (SELECT endpoint_id FROM deliveries WHERE id = ANY ($1))`, Postgres could walk each endpoint's
-      // whole delivery log for the ids (a semi-join; 12.8 of 14 ms for 200 parked deliveries in a
-      // scratch backlog of 36,000, bench/HISTORY.md session 20).
-      text: `WITH d AS MATERIALIZED (
-         SELECT id, endpoint_id, event_id, state, next_attempt, next_attempt_at, handoff_pending, parked FROM deliveries WHERE id = ANY ($1::uuid[])
-       ), ${backlogsCte('SELECT endpoint_id FROM d')}
-       SELECT ${workColumns}
-       FROM d JOIN endpoints e ON e.id = d.endpoint_id JOIN events ev ON ev.id = d.event_id JOIN backlogs b ON b.id = e.id`,
+      text: `SELECT ${workColumns}
+       FROM deliveries d JOIN endpoints e ON e.id = d.endpoint_id JOIN events ev ON ev.id = d.event_id
+       WHERE d.id = ANY ($1::uuid[])`,
       values: [deliveryIds],
     });
     return new Map(rows.map((row) => [row.delivery_id, toWork(row, checkedAt)]));

@@ -11,8 +11,9 @@ export interface DeliveryWork {
   /** Waiting in its endpoint's backlog (see BacklogStore): the drainer that holds the endpoint's lease attempts it. */
   parked: boolean;
   /**
-   * Parked deliveries are ahead of this one: of its task to its endpoint (the fan-outs' answer), or of
-   * its endpoint (other reads). A first attempt queues behind them (keeps event order).
+   * Parked deliveries are ahead of this one: of its task to its endpoint (the fan-outs' answer; of its
+   * endpoint for a redelivered message's known deliveries). A first attempt queues behind them (keeps
+   * event order). Always false for work loaded by id (`DeliveryStore.load`): never such a first attempt.
    */
   backlogAhead: boolean;
   /** When the statement that answered `backlogAhead` was sent (ms): a park committed since is not in its answer. */
@@ -109,10 +110,10 @@ export const taskBacklogColumn = (endpoint: string, taskKey: string): string =>
 export const unkeyedBacklogColumn = (endpoint: string): string =>
   `((SELECT true FROM deliveries pn WHERE pn.endpoint_id = ${endpoint} AND pn.task_key IS NULL AND pn.parked LIMIT 1) IS NOT NULL)`;
 
-/** A delivery's work columns; the statement joins `deliveries d`, `endpoints e`, `events ev` and `backlogs b` (backlogsCte). */
+/** A delivery's work columns, for work that is never a first attempt queued in event order (no backlog ahead); the statement joins `deliveries d`, `endpoints e` and `events ev`. */
 export const workColumns = `
   d.id AS delivery_id, d.state, d.next_attempt, d.next_attempt_at, d.handoff_pending, d.parked,
-  b.endpoint_backlog AS backlog_ahead, e.id AS endpoint_id, e.url, e.deleted_at IS NOT NULL AS endpoint_deleted, e.secret_ciphertext,
+  false AS backlog_ahead, e.id AS endpoint_id, e.url, e.deleted_at IS NOT NULL AS endpoint_deleted, e.secret_ciphertext,
   e.previous_secret_ciphertext, e.previous_secret_expires_at, ev.id AS event_id, ev.type, ev.task_id, ev.workspace_id, ev.payload`;
 
 export const toWork = (row: WorkRow, checkedAt: number): DeliveryWork => ({
