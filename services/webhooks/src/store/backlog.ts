@@ -11,11 +11,11 @@ export const backlogShards = 8;
 /** The owner of an endpoint's backlog_leases row while replicas of this version drain it in shards. */
 export const shardedOwner = 'shards';
 
-/** A delivery's shard, in SQL (`task` an expression of the event's task id): its `backlog_shard` (migration 014). */
-export const shardOf = (task: string): string => `((hashtext(${task}) & 2147483647) % ${backlogShards})`;
-
 /** A delivery's task key, in SQL (`task` an expression of the event's task id): its `task_key` (migration 019). */
 export const taskKeyOf = (task: string): string => `hashtext(${task})`;
+
+/** A delivery's shard, in SQL (`task` an expression of the event's task id): its `backlog_shard` (migration 014), from its task key. */
+export const shardOf = (task: string): string => `((${taskKeyOf(task)} & 2147483647) % ${backlogShards})`;
 
 /** The shard of `deliveries d`: its own column, or (a row written before migration 014) its event's task's. */
 const shardOfDelivery = `coalesce(d.backlog_shard, (SELECT ${shardOf('ev.task_id')} FROM events ev WHERE ev.id = d.event_id))`;

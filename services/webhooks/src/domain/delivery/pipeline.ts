@@ -151,7 +151,7 @@ export class DeliveryPipeline {
       if (work.nextAttempt < attempt) return;
       // Parked (by the fan-out, or meanwhile: a redelivered message): the lease holder of the endpoint's backlog attempts it.
       if (work.parked && !context.drained) {
-        if (work.parkedAtFanOut) this.parkedNow(work, Date.now());
+        if (work.parkedAtFanOut) this.parkedNow(work);
         return;
       }
       if (!context.drained && this.mustPark(work, context)) {
@@ -186,8 +186,8 @@ export class DeliveryPipeline {
   }
 
   /** A delivery was created parked (committed): this replica queues its task's next first attempts behind it too. */
-  private parkedNow(work: DeliveryWork, at: number): void {
-    this.parkedHere.parked(work.endpointId, work.taskId, at);
+  private parkedNow(work: DeliveryWork): void {
+    this.parkedHere.parked(work.endpointId, work.taskId, Date.now());
     this.options.metrics.parked.inc();
   }
 
