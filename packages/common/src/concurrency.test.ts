@@ -51,6 +51,24 @@ describe('Semaphore', () => {
     await Promise.all(all);
     expect(semaphore.inUse).toBe(0);
   });
+  it('takes a free place at once with tryAcquire, never one a waiter is owed', async () => {
+    const semaphore = new Semaphore(1);
+    expect(semaphore.tryAcquire()).toBe(true);
+    expect(semaphore.tryAcquire()).toBe(false);
+    const served: string[] = [];
+    const waiter = semaphore.acquire().then(() => served.push('waiter'));
+    expect(semaphore.queued).toBe(1);
+    // The holder gives its place to the waiter: nothing is free for a newcomer meanwhile.
+    semaphore.release();
+    expect(semaphore.tryAcquire()).toBe(false);
+    await waiter;
+    expect(served).toEqual(['waiter']);
+    expect(semaphore.inUse).toBe(1);
+    semaphore.release();
+    expect(semaphore.inUse).toBe(0);
+    expect(semaphore.tryAcquire()).toBe(true);
+    semaphore.release();
+  });
 });
 
 describe('KeyedSerializer', () => {

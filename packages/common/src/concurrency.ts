@@ -1,6 +1,8 @@
 import { context, type Context } from '@opentelemetry/api';
 import { sharedWorkContext } from './trace-context.js';
 
+const settled = Promise.resolve();
+
 /**
  * A counting semaphore: at most `limit` holders; waiters are served first come, first served. The
  * limit may change: a lower one takes effect as holders release (none is interrupted).
@@ -27,12 +29,17 @@ export class Semaphore {
     return this.waiters.length;
   }
 
-  async acquire(): Promise<void> {
-    if (this.active < this.limit) {
-      this.active += 1;
-      return;
-    }
-    await new Promise<void>((resolve) => this.waiters.push(resolve));
+  /** Takes a place if one is free now (never ahead of a waiter: there are waiters only while none is free). */
+  tryAcquire(): boolean {
+    if (this.active >= this.limit) return false;
+    this.active += 1;
+    return true;
+  }
+
+  /** Resolves once a place is taken; `release()` gives it back. Prefer `tryAcquire()` first on hot paths: no promise when one is free. */
+  acquire(): Promise<void> {
+    if (this.tryAcquire()) return settled;
+    return new Promise<void>((resolve) => this.waiters.push(resolve));
   }
 
   release(): void {
@@ -42,7 +49,7 @@ export class Semaphore {
   }
 
   async run<T>(work: () => Promise<T>): Promise<T> {
-    await this.acquire();
+    if (!this.tryAcquire()) await this.acquire();
     try {
       return await work();
     } finally {

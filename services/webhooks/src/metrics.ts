@@ -9,7 +9,8 @@ export interface WebhookMetrics {
   invalidMessages: Counter<'topic'>;
   consumerLag: Gauge<'topic' | 'partition'>;
   eventToFirstAttempt: Histogram;
-  inFlight: Gauge;
+  /** `webhook_deliveries_in_flight` reads `read()` at each scrape (not set per delivery). */
+  countInFlight(read: () => number): void;
   parked: Counter;
   skippedDeleted: Counter;
   autoDisabled: Counter;
@@ -17,6 +18,15 @@ export interface WebhookMetrics {
 
 /** The webhook series, on the service's registry (`service="webhooks"` is added by the registry). */
 export function createWebhookMetrics(registry: Registry): WebhookMetrics {
+  let inFlight = (): number => 0;
+  new Gauge({
+    name: 'webhook_deliveries_in_flight',
+    help: 'Deliveries accepted from Kafka and not settled yet on this replica.',
+    registers: [registry],
+    collect() {
+      this.set(inFlight());
+    },
+  });
   return {
     deliveries: new Counter({
       name: 'webhook_deliveries_total',
@@ -60,11 +70,9 @@ export function createWebhookMetrics(registry: Registry): WebhookMetrics {
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers: [registry],
     }),
-    inFlight: new Gauge({
-      name: 'webhook_deliveries_in_flight',
-      help: 'Deliveries accepted from Kafka and not settled yet on this replica.',
-      registers: [registry],
-    }),
+    countInFlight(read) {
+      inFlight = read;
+    },
     parked: new Counter({
       name: 'webhook_deliveries_parked_total',
       help: "Attempts handed to their endpoint's backlog in Postgres because the endpoint held its share of work.",

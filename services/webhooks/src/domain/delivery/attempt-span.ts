@@ -17,7 +17,7 @@ function hostOf(url: string): string {
  * the body. A no-op when tracing is off or the trace is not sampled.
  */
 export function tracedAttempt(
-  target: { url: string; endpointId: string; deliveryId: string; eventType: string },
+  target: { endpointUrl: string; endpointId: string; deliveryId: string; eventType: string },
   attempt: number,
   send: () => Promise<AttemptResult>,
 ): Promise<AttemptResult> {
@@ -26,7 +26,7 @@ export function tracedAttempt(
     // URL parse (our samplers never read attributes).
     if (span.isRecording()) {
       span.setAttributes({
-        'server.address': hostOf(target.url),
+        'server.address': hostOf(target.endpointUrl),
         'http.request.method': 'POST',
         'tws.webhook.attempt': attempt,
         'tws.webhook.delivery_id': target.deliveryId,

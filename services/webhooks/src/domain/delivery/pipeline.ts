@@ -78,6 +78,7 @@ export class DeliveryPipeline {
   constructor(private readonly options: PipelineOptions) {
     this.global = new Semaphore(options.concurrency);
     this.secrets = new OpenedSecrets(options.secrets);
+    options.metrics.countInFlight(() => this.pending);
     this.pace = new EndpointPace({
       concurrency: options.endpointConcurrency,
       queueLimit: options.endpointQueueLimit,
@@ -125,7 +126,6 @@ export class DeliveryPipeline {
    */
   async process(work: DeliveryWork, attempt: number, context: AttemptContext = {}): Promise<void> {
     this.pending += 1;
-    this.options.metrics.inFlight.set(this.pending);
     try {
       if (work.endpointDeleted) {
         if (work.state === 'pending') await this.durably(() => this.options.store.cancel([work.deliveryId]), 'cancel delivery');
@@ -161,7 +161,6 @@ export class DeliveryPipeline {
       await this.attempt(work, attempt, context);
     } finally {
       this.pending -= 1;
-      this.options.metrics.inFlight.set(this.pending);
     }
   }
 
@@ -228,34 +227,44 @@ export class DeliveryPipeline {
     return semaphore;
   }
 
-  /** The attempt under the endpoint's, the workspace's and the global limit; undefined if the endpoint is deleted by then. */
+  /**
+   * The attempt under the endpoint's, the workspace's and the global limit (taken in that order);
+   * undefined if the endpoint is deleted by then. One async frame for the three: a place free now is
+   * taken without a promise (an attempt's frames live as long as its request, and outlive scavenges).
+   */
   private async sendLimited(work: DeliveryWork, ticket: PaceTicket, attempt: number): Promise<AttemptResult | undefined> {
     const endpointLimit = this.endpointLimit(work.endpointId);
     endpointLimit.setLimit(this.pace.concurrency(work.endpointId));
-    const result = await endpointLimit.run(async () => {
-      // Looked up when entered (not before waiting for the endpoint): an idle semaphore is dropped from the map.
-      const workspaceLimit = this.workspaceLimit(work.workspaceId);
+    if (!endpointLimit.tryAcquire()) await endpointLimit.acquire();
+    // Looked up when entered (not before waiting for the endpoint): an idle semaphore is dropped from the map.
+    const workspaceLimit = this.workspaceLimit(work.workspaceId);
+    try {
+      if (!workspaceLimit.tryAcquire()) await workspaceLimit.acquire();
       try {
-        return await workspaceLimit.run(() =>
-          this.global.run(async () => {
-            // Checked as the attempt starts: a DELETE on any replica stops attempts still queued here.
-            if (this.options.isDeleted(work.endpointId)) return undefined;
-            const ended = this.pace.started(ticket);
-            try {
-              return await tracedAttempt({ url: work.endpointUrl, endpointId: work.endpointId, deliveryId: work.deliveryId, eventType: work.eventType }, attempt, () =>
-                this.send(work),
-              );
-            } finally {
-              ended();
-            }
-          }),
-        );
+        if (!this.global.tryAcquire()) await this.global.acquire();
+        try {
+          // Checked as the attempt starts: a DELETE on any replica stops attempts still queued here.
+          if (this.options.isDeleted(work.endpointId)) return undefined;
+          const ended = this.pace.started(ticket);
+          try {
+            return await tracedAttempt(work, attempt, () => this.send(work));
+          } finally {
+            ended();
+          }
+        } finally {
+          this.global.release();
+        }
       } finally {
+        workspaceLimit.release();
         if (workspaceLimit.inUse === 0 && workspaceLimit.queued === 0) this.perWorkspace.delete(work.workspaceId);
       }
-    });
-    if (endpointLimit.inUse === 0 && endpointLimit.queued === 0) this.perEndpoint.delete(work.endpointId);
-    return result;
+    } finally {
+      // Its pace may have changed with this attempt: a slow start ends for the deliveries already
+      // queued here too, not only for those that arrive later (a burst to a new endpoint).
+      endpointLimit.setLimit(this.pace.concurrency(work.endpointId));
+      endpointLimit.release();
+      if (endpointLimit.inUse === 0 && endpointLimit.queued === 0) this.perEndpoint.delete(work.endpointId);
+    }
   }
 
   /** Metrics, the attempt log (compare-and-set) and the hand-off of the next step. */
