@@ -7,8 +7,8 @@ import { taskEventsTopic } from '@tws/contracts';
 
 /**
  * The attempt limits of a webhooks replica, seen from the endpoints: at most
- * WEBHOOK_ENDPOINT_CONCURRENCY (32) requests open at one endpoint and WEBHOOK_WORKSPACE_CONCURRENCY
- * (128) across one workspace's endpoints, and each limit used in full when the work is there (a
+ * WEBHOOK_ENDPOINT_CONCURRENCY (32) requests open at one endpoint, WEBHOOK_WORKSPACE_CONCURRENCY
+ * (128) across one workspace's endpoints and WEBHOOK_DELIVERY_CONCURRENCY (256) in all, and each limit used in full when the work is there (a
  * limit that admitted fewer would pass a "no more than" check alone). Every endpoint answers after
  * `ANSWER_MS`, so the first wave of requests is open at once; a request is counted open from its
  * arrival to its answer, a span inside the one the replica holds its place for. The shared stack
@@ -76,5 +76,25 @@ describe('webhook attempt limits', () => {
     expect(all).toHaveLength(180);
     for (const endpoint of endpoints) expect(mostOpenAtOnce(endpoint.requests)).toBeLessThanOrEqual(32);
     expect(mostOpenAtOnce(all)).toBe(128);
+  });
+
+  it('holds at most 256 requests open across workspaces (the replica), and uses all 256', async () => {
+    // 3 workspaces × 128 would be 384 at once: the replica's limit binds first.
+    const workspaces = [randomUUID(), randomUUID(), randomUUID()];
+    const byWorkspace = await Promise.all(
+      workspaces.map(async (workspaceId) => {
+        const endpoints = await slowEndpoints(workspaceId, 6);
+        return { workspaceId, endpoints };
+      }),
+    );
+    await Promise.all(workspaces.map((workspaceId) => publish(workspaceId, 30)));
+    const perWorkspace = await Promise.all(
+      byWorkspace.map(async ({ endpoints }) => (await Promise.all(endpoints.map((endpoint) => endpoint.waitFor(30, 60_000)))).flat()),
+    );
+    for (const requests of perWorkspace) {
+      expect(requests).toHaveLength(180);
+      expect(mostOpenAtOnce(requests)).toBeLessThanOrEqual(128);
+    }
+    expect(mostOpenAtOnce(perWorkspace.flat())).toBe(256);
   });
 });
