@@ -90,6 +90,24 @@ describe('KeyedSerializer', () => {
     expect(log.indexOf('end b1')).toBeLessThan(log.indexOf('end a1'));
     expect(serializer.size).toBe(0);
   });
+
+  it('starts work with nothing ahead at once; a synchronous throw rejects and frees the key', async () => {
+    const serializer = new KeyedSerializer();
+    let started = false;
+    const first = serializer.run('a', async () => {
+      started = true;
+      await tick(1);
+    });
+    expect(started).toBe(true);
+    await first;
+    const thrown = serializer.run('b', () => {
+      throw new Error('at once');
+    });
+    await expect(thrown).rejects.toThrow('at once');
+    await expect(serializer.run('b', async () => 'next')).resolves.toBe('next');
+    await tick();
+    expect(serializer.size).toBe(0);
+  });
 });
 
 describe('MicroBatcher', () => {

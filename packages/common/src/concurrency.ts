@@ -66,21 +66,29 @@ export class KeyedSerializer {
   private readonly tails = new Map<string, Promise<unknown>>();
 
   run<T>(key: string, work: () => Promise<T>): Promise<T> {
-    const previous = this.tails.get(key) ?? Promise.resolve();
-    const result = previous.then(work, work);
-    const tail = result.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.tails.set(key, tail);
-    void tail.then(() => {
+    const previous = this.tails.get(key);
+    // Nothing ahead (the usual case): the work starts now, without a promise to wait on first.
+    const result = previous ? previous.then(work, work) : startNow(work);
+    // The key's tail settles once this work did, and forgets the key if nothing queued behind it.
+    const settle = (): void => {
       if (this.tails.get(key) === tail) this.tails.delete(key);
-    });
+    };
+    const tail: Promise<void> = result.then(settle, settle);
+    this.tails.set(key, tail);
     return result;
   }
 
   get size(): number {
     return this.tails.size;
+  }
+}
+
+/** `work()`, with a synchronous throw turned into a rejection (as `promise.then(work)` would). */
+function startNow<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return work();
+  } catch (error) {
+    return Promise.reject(error);
   }
 }
 

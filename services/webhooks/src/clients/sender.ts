@@ -55,7 +55,7 @@ export const maxKeepAlivePools = 100;
  * Sends webhook attempts. Every attempt vets the endpoint's host again (DNS + SSRF guard), then
  * connects to the vetted address itself: the connection's `lookup` returns that address, so no
  * second resolution can be rebound, while TLS SNI, certificate checks and the Host header use the
- * URL's host. Keep-alive pools are per (endpoint, origin, vetted address); redirects are never followed
+ * URL's host. Keep-alive pools are per (endpoint, URL, vetted address); redirects are never followed
  * (undici's Pool has no redirect handling); one deadline bounds the whole attempt; the response
  * body is read up to a cap and discarded.
  */
@@ -120,8 +120,8 @@ export class WebhookSender {
   }
 
   private poolFor(endpointId: string, target: VettedTarget): Pool {
-    const origin = target.url.origin;
-    const key = `${endpointId}|${origin}|${target.address}`;
+    // By the whole URL (its origin is computed on every read; an endpoint has one URL at a time).
+    const key = `${endpointId}|${target.url.href}|${target.address}`;
     const existing = this.pools.get(key);
     if (existing) {
       existing.lastUsed = Date.now();
@@ -132,7 +132,7 @@ export class WebhookSender {
     }
     if (this.pools.size >= maxKeepAlivePools) this.evictOldest();
     const { address, family } = target;
-    const pool = new Pool(origin, {
+    const pool = new Pool(target.url.origin, {
       connections: this.options.connectionsPerTarget,
       pipelining: 1,
       keepAliveTimeout: 30_000,

@@ -44,8 +44,9 @@ export function standardWebhookHeaders(
   previous: readonly (string | Buffer)[] = [],
 ): StandardWebhookHeaders {
   const timestamp = unixSeconds(at);
-  const signatures = [secret, ...previous].map((key) => signStandard(key, id, timestamp, body));
-  return { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signatures.join(' ') };
+  let signatures = signStandard(secret, id, timestamp, body);
+  for (const key of previous) signatures += ` ${signStandard(key, id, timestamp, body)}`;
+  return { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signatures };
 }
 
 /**
