@@ -221,7 +221,8 @@ export class DeliveryPipeline {
   private endpointLimit(endpointId: string): Semaphore {
     let semaphore = this.perEndpoint.get(endpointId);
     if (!semaphore) {
-      semaphore = new Semaphore(this.options.endpointConcurrency);
+      // At the endpoint's pace; sendLimited sets it again whenever an attempt ends (the pace's only change).
+      semaphore = new Semaphore(this.pace.concurrency(endpointId));
       this.perEndpoint.set(endpointId, semaphore);
     }
     return semaphore;
@@ -234,7 +235,6 @@ export class DeliveryPipeline {
    */
   private async sendLimited(work: DeliveryWork, ticket: PaceTicket, attempt: number): Promise<AttemptResult | undefined> {
     const endpointLimit = this.endpointLimit(work.endpointId);
-    endpointLimit.setLimit(this.pace.concurrency(work.endpointId));
     if (!endpointLimit.tryAcquire()) await endpointLimit.acquire();
     // Looked up when entered (not before waiting for the endpoint): an idle semaphore is dropped from the map.
     const workspaceLimit = this.workspaceLimit(work.workspaceId);
