@@ -8,8 +8,9 @@ import { taskEventsTopic } from '@tws/contracts';
 /**
  * The attempt limits of a webhooks replica, seen from the endpoints: at most
  * WEBHOOK_ENDPOINT_CONCURRENCY (32) requests open at one endpoint, WEBHOOK_WORKSPACE_CONCURRENCY
- * (128) across one workspace's endpoints and WEBHOOK_DELIVERY_CONCURRENCY (256) in all, and each limit used in full when the work is there (a
- * limit that admitted fewer would pass a "no more than" check alone). Every endpoint answers after
+ * (128) across one workspace's endpoints and WEBHOOK_DELIVERY_CONCURRENCY (256) in all, and each
+ * limit used in full when the work is there (a limit that admitted fewer would pass a "no more
+ * than" check alone). Every endpoint answers after
  * `ANSWER_MS`, so the first wave of requests is open at once; a request is counted open from its
  * arrival to its answer, a span inside the one the replica holds its place for. The shared stack
  * runs one webhooks replica. Each event is of its own task (first attempts of one task queue in order).
@@ -53,6 +54,10 @@ describe('webhook attempt limits', () => {
     return started;
   };
 
+  /** Every request of `endpoints` once each has `count`. */
+  const requestsOf = async (endpoints: TestReceiver[], count: number): Promise<ReceivedRequest[]> =>
+    (await Promise.all(endpoints.map((endpoint) => endpoint.waitFor(count, 60_000)))).flat();
+
   const publish = async (workspaceId: string, events: number): Promise<void> => {
     const messages = Array.from({ length: events }, (_, n) => taskEventMessage({ workspaceId, kind: 'task.updated', name: `limit ${n}` }).message);
     await feed.producer.send({ topic: taskEventsTopic, acks: -1, messages });
@@ -72,7 +77,7 @@ describe('webhook attempt limits', () => {
     // 6 endpoints × 32 places would be 192 at once: the workspace's share binds first.
     const endpoints = await slowEndpoints(workspaceId, 6);
     await publish(workspaceId, 30);
-    const all = (await Promise.all(endpoints.map((endpoint) => endpoint.waitFor(30, 60_000)))).flat();
+    const all = await requestsOf(endpoints, 30);
     expect(all).toHaveLength(180);
     for (const endpoint of endpoints) expect(mostOpenAtOnce(endpoint.requests)).toBeLessThanOrEqual(32);
     expect(mostOpenAtOnce(all)).toBe(128);
@@ -81,16 +86,9 @@ describe('webhook attempt limits', () => {
   it('holds at most 256 requests open across workspaces (the replica), and uses all 256', async () => {
     // 3 workspaces × 128 would be 384 at once: the replica's limit binds first.
     const workspaces = [randomUUID(), randomUUID(), randomUUID()];
-    const byWorkspace = await Promise.all(
-      workspaces.map(async (workspaceId) => {
-        const endpoints = await slowEndpoints(workspaceId, 6);
-        return { workspaceId, endpoints };
-      }),
-    );
+    const endpointsOf = await Promise.all(workspaces.map((workspaceId) => slowEndpoints(workspaceId, 6)));
     await Promise.all(workspaces.map((workspaceId) => publish(workspaceId, 30)));
-    const perWorkspace = await Promise.all(
-      byWorkspace.map(async ({ endpoints }) => (await Promise.all(endpoints.map((endpoint) => endpoint.waitFor(30, 60_000)))).flat()),
-    );
+    const perWorkspace = await Promise.all(endpointsOf.map((endpoints) => requestsOf(endpoints, 30)));
     for (const requests of perWorkspace) {
       expect(requests).toHaveLength(180);
       expect(mostOpenAtOnce(requests)).toBeLessThanOrEqual(128);
