@@ -162,6 +162,55 @@ describe('DeliveryStore: fan-out and attempt log', () => {
     }
   });
 
+  it('does work in proportion to its deliveries, not to their square: new, behind a backlog, and redelivered', async () => {
+    const workspaceId = `fan-out-linear-${randomUUID()}`;
+    const endpoints = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    await pool.query(
+      `INSERT INTO endpoints (id, workspace_id, url, events, secret_ciphertext) SELECT id, $2, 'https://e.example/', '{task.updated}', '\\x00' FROM unnest($1::uuid[]) AS id`,
+      [endpoints, workspaceId],
+    );
+    const batch = (count: number): IncomingEvent[] =>
+      Array.from({ length: count }, (_, index) => ({ id: `evt_${randomUUID()}`, workspaceId, type: 'task.updated', taskId: `task-${index}`, payload: Buffer.from(`{"n":${index}}`) }));
+    // Rows every node of the plan produced or threw away (a join's filter included): what the statement worked through.
+    const work = async (events: IncomingEvent[]) => {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const { rows } = await client.query<{ 'QUERY PLAN': Array<{ Plan: WorkPlanNode }> }>({
+          text: `EXPLAIN (ANALYZE, TIMING off, FORMAT JSON) ${fanOutStatement}`,
+          values: fanOutValues(events, 500),
+        });
+        const plan = rows[0]!['QUERY PLAN'][0]!.Plan;
+        expect(plan['Actual Rows']).toBe(events.length * endpoints.length);
+        return planNodes(plan).reduce(
+          (sum, node) => sum + node['Actual Rows'] * node['Actual Loops'] + (node['Rows Removed by Join Filter'] ?? 0) + (node['Rows Removed by Filter'] ?? 0),
+          0,
+        );
+      } finally {
+        await client.query('ROLLBACK');
+        client.release();
+      }
+    };
+    // 300 events to 4 endpoints: 1,200 deliveries. Joined as a nested loop, the deliveries and their
+    // (endpoint, task) pairs were 1,200 × 1,200 rows (a batch of 1,600 events took 8 s, 6,400 deliveries).
+    const deliveries = 300 * endpoints.length;
+    expect(await work(batch(300))).toBeLessThan(40 * deliveries);
+    // Behind a backlog: the first 150 tasks have a parked delivery at every endpoint (a lease keeps the
+    // stack's drainer away), so half of the new deliveries are created parked.
+    const earlier = batch(300);
+    await store.fanOut(earlier);
+    await pool.query(`INSERT INTO backlog_leases (endpoint_id, owner, expires_at) SELECT id, 'deliveries-test', now() + interval '5 minutes' FROM unnest($1::uuid[]) AS id`, [endpoints]);
+    await pool.query(`UPDATE deliveries SET parked = true WHERE event_id = ANY ($1::text[])`, [earlier.slice(0, 150).map((event) => event.id)]);
+    const behind = batch(300);
+    expect(await work(behind)).toBeLessThan(40 * deliveries);
+    // (What the statement did, done for real: tasks 0-149 queue behind their backlogs at every endpoint.)
+    expect((await store.fanOut(behind)).work.filter((item) => item.parked && item.parkedAtFanOut && item.backlogAhead)).toHaveLength(150 * endpoints.length);
+    // Redelivered (a rebalance): every delivery is known, none created.
+    expect(await work(earlier)).toBeLessThan(40 * deliveries);
+    await pool.query(`UPDATE deliveries SET parked = false, state = 'cancelled' WHERE endpoint_id = ANY ($1::uuid[])`, [endpoints]);
+    await pool.query('DELETE FROM backlog_leases WHERE endpoint_id = ANY ($1::uuid[])', [endpoints]);
+  });
+
   /**
    * Runs `check` on a connection whose temporary copies of the two tables (a session's temporary tables
    * come first in its search path) hold what the shared test database cannot promise, with statistics:
@@ -285,6 +334,15 @@ interface BufferedPlanNode extends PlanNode {
   'Actual Rows': number;
   'Actual Loops': number;
   Plans?: BufferedPlanNode[];
+}
+
+/** The plan fields of EXPLAIN (ANALYZE) that the work count reads. */
+interface WorkPlanNode extends PlanNode {
+  'Actual Rows': number;
+  'Actual Loops': number;
+  'Rows Removed by Join Filter'?: number;
+  'Rows Removed by Filter'?: number;
+  Plans?: WorkPlanNode[];
 }
 
 /** The heap page of each delivery's live version (a HOT update keeps it on its page). */
