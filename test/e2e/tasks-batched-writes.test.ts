@@ -11,7 +11,9 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { auditRecord, type Queryable } from '@tws/common';
 import { writeTaskChanges, type TaskWrite } from '../../services/tasks/src/store/task-changes.js';
 import { createWorkspace, type TestWorkspace } from '../support/admin.js';
+import { rowsWorkedThrough, type AnalyzedPlanNode } from '../support/auto-explain.js';
 import { createProject, createTask, getTask, keyOf, type CreatedProject } from '../support/fixtures.js';
+import { seedTasks } from '../support/seed-tasks.js';
 
 describe('writeTaskChanges (the batched PATCH write)', () => {
   let db: pg.Client;
@@ -88,4 +90,52 @@ describe('writeTaskChanges (the batched PATCH write)', () => {
         .sort((a, b) => (a.resource_id < b.resource_id ? -1 : 1)),
     );
   });
+
+  it('does work in proportion to its rows, not to their square (500 tasks at once, as removing a member unassigns them)', async () => {
+    const seeded = await createProject(keyOf(ws));
+    await seedTasks(db, { workspaceId: ws.workspace.id, projectId: seeded.id, sectionIds: [seeded.defaultListId], count: 500 });
+    const { rows } = await db.query<{ id: string; version: string; section_id: string; status_id: string; position: number; name: string }>(
+      'SELECT id, xmin::text AS version, section_id, status_id, position, name FROM tasks WHERE project_id = $1',
+      [seeded.id],
+    );
+    expect(rows).toHaveLength(500);
+    const writes = rows.map(
+      (row): TaskWrite =>
+        ({
+          id: row.id,
+          workspaceId: ws.workspace.id,
+          version: row.version,
+          change: { name: row.name, sectionId: row.section_id, position: row.position, isCompleted: false, statusId: row.status_id, assigneeId: null, description: null },
+          eventId: randomUUID(),
+          event: { event: 'task.updated', createdAt: new Date().toISOString(), data: { task: { id: row.id } } },
+          requestId: null,
+          traceparent: null,
+          audit: auditRecord({ workspaceId: ws.workspace.id, action: 'task.updated', resourceType: 'task', resourceId: row.id, changes: ['assigneeId'] }),
+        }) as unknown as TaskWrite,
+    );
+    // The statement as sent, under EXPLAIN ANALYZE and rolled back, in its custom and its generic plan: the
+    // rows it worked through (a nested loop of its CTEs, which the planner expects one row of, would be 500 × 500).
+    let worked = 0;
+    const explaining = {
+      query: async (config: { text: string; values: unknown[] }) => {
+        const { rows: plan } = await db.query<{ 'QUERY PLAN': Array<{ Plan: AnalyzedPlanNode }> }>({ text: `EXPLAIN (ANALYZE, TIMING off, FORMAT JSON) ${config.text}`, values: config.values });
+        const root = plan[0]!['QUERY PLAN'][0]!.Plan;
+        expect(root['Actual Rows']).toBe(500);
+        worked = Math.max(worked, rowsWorkedThrough(root));
+        return { rows: [] };
+      },
+    };
+    for (const mode of ['force_custom_plan', 'force_generic_plan']) {
+      await db.query('BEGIN');
+      try {
+        await db.query(`SET LOCAL plan_cache_mode = ${mode}`);
+        await writeTaskChanges(explaining as unknown as Queryable, writes);
+      } finally {
+        await db.query('ROLLBACK');
+      }
+    }
+    expect(worked).toBeGreaterThan(500);
+    expect(worked).toBeLessThan(40 * 500);
+  });
 });
+

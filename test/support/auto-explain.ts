@@ -45,6 +45,27 @@ export function planNodes<Node extends { Plans?: Node[] }>(node: Node): Node[] {
   return [node, ...(node.Plans ?? []).flatMap((child) => planNodes(child))];
 }
 
+/** A node of EXPLAIN (ANALYZE, FORMAT JSON): the rows it gave, how often, and the rows its filters threw away. */
+export interface AnalyzedPlanNode extends PlanNode {
+  'Actual Rows': number;
+  'Actual Loops': number;
+  'Rows Removed by Join Filter'?: number;
+  'Rows Removed by Filter'?: number;
+  Plans?: AnalyzedPlanNode[];
+}
+
+/**
+ * The rows every node of an analyzed plan produced or threw away (a join's or a scan's filter): what
+ * the statement worked through. A count, not a time: a test can bound it in the statement's rows (a
+ * nested loop of two CTEs the planner expected one row of is rows × rows).
+ */
+export function rowsWorkedThrough(plan: AnalyzedPlanNode): number {
+  return planNodes(plan).reduce(
+    (sum, node) => sum + node['Actual Rows'] * node['Actual Loops'] + (node['Rows Removed by Join Filter'] ?? 0) + (node['Rows Removed by Filter'] ?? 0),
+    0,
+  );
+}
+
 /** The relations a plan (auto_explain's or EXPLAIN's JSON) reads with a Seq Scan. */
 export function seqScansIn(plan: string): string[] {
   return [...plan.matchAll(/"Node Type": ?"Seq Scan"[^{}]*?"Relation Name": ?"(\w+)"/g)].map((match) => match[1]!);
