@@ -66,6 +66,28 @@ export function rowsWorkedThrough(plan: AnalyzedPlanNode): number {
   );
 }
 
+/**
+ * The analyzed plans of `statement` (as a store sends it) in its custom plan and in its generic one
+ * (what a prepared statement settles on after a few runs), each run in a transaction rolled back.
+ */
+export async function analyzedInBothPlans(client: pg.ClientBase, statement: { text: string; values?: unknown[] }): Promise<AnalyzedPlanNode[]> {
+  const plans: AnalyzedPlanNode[] = [];
+  for (const mode of ['force_custom_plan', 'force_generic_plan']) {
+    await client.query('BEGIN');
+    try {
+      await client.query(`SET LOCAL plan_cache_mode = ${mode}`);
+      const { rows } = await client.query<{ 'QUERY PLAN': Array<{ Plan: AnalyzedPlanNode }> }>({
+        text: `EXPLAIN (ANALYZE, TIMING off, FORMAT JSON) ${statement.text}`,
+        values: statement.values ?? [],
+      });
+      plans.push(rows[0]!['QUERY PLAN'][0]!.Plan);
+    } finally {
+      await client.query('ROLLBACK');
+    }
+  }
+  return plans;
+}
+
 /** The relations a plan (auto_explain's or EXPLAIN's JSON) reads with a Seq Scan. */
 export function seqScansIn(plan: string): string[] {
   return [...plan.matchAll(/"Node Type": ?"Seq Scan"[^{}]*?"Relation Name": ?"(\w+)"/g)].map((match) => match[1]!);
