@@ -19,6 +19,7 @@ export * from './grpc-health.js';
 export * from './nul.js';
 export * from './ids.js';
 export * from './concurrency.js';
+export * from './loop-saturation.js';
 export * from './keyed-batcher.js';
 export * from './periodic.js';
 export * from './request-id.js';

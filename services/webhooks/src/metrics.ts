@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { latencyHistogram } from '@tws/common';
+import { eventLoopSaturation, latencyHistogram } from '@tws/common';
 
 export interface WebhookMetrics {
   deliveries: Counter<'result' | 'attempt'>;
@@ -25,6 +25,14 @@ export function createWebhookMetrics(registry: Registry): WebhookMetrics {
     registers: [registry],
     collect() {
       this.set(inFlight());
+    },
+  });
+  new Gauge({
+    name: 'webhook_replica_saturated',
+    help: "1 while this replica's event loop was active at least 90 % of the last second: deliveries to quick endpoints then wait in Kafka instead of being parked.",
+    registers: [registry],
+    collect() {
+      this.set(eventLoopSaturation.saturated() ? 1 : 0);
     },
   });
   return {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { EndpointPace } from './endpoint-pace.js';
+import { EndpointPace, type PaceTicket } from './endpoint-pace.js';
 
 /** One attempt of `endpointId` that takes `ms` (fake timers), from entering to leaving. */
 function attemptTaking(endpoints: EndpointPace, endpointId: string, ms: number): void {
@@ -12,7 +12,7 @@ function attemptTaking(endpoints: EndpointPace, endpointId: string, ms: number):
 
 describe('EndpointPace', () => {
   afterEach(() => vi.useRealTimers());
-  const pace = () => new EndpointPace({ concurrency: 4, queueLimit: 100, maxQueueWaitMs: 2_000 });
+  const pace = (saturated = false) => new EndpointPace({ concurrency: 4, queueLimit: 100, maxQueueWaitMs: 2_000, saturated: () => saturated });
 
   it('lets a fast endpoint queue up to the limit', () => {
     vi.useFakeTimers();
@@ -76,6 +76,55 @@ describe('EndpointPace', () => {
     expect(endpoints.room('starved')).toBe(94);
     vi.advanceTimersByTime(2_001);
     expect(endpoints.room('starved')).toBe(0);
+  });
+
+  /** `count` deliveries waiting at each of `endpointIds`, each endpoint known to answer in 10 ms. */
+  const waitingAt = (endpoints: EndpointPace, count: Record<string, number>): Map<string, PaceTicket[]> => {
+    const tickets = new Map<string, PaceTicket[]>();
+    for (const [endpointId, waiting] of Object.entries(count)) {
+      for (let index = 0; index < 5; index++) attemptTaking(endpoints, endpointId, 10);
+      tickets.set(endpointId, Array.from({ length: waiting }, () => endpoints.enter(endpointId)));
+    }
+    return tickets;
+  };
+
+  it('parks nothing of quick endpoints that are behind together in a saturated replica, past the limit and the wait', () => {
+    vi.useFakeTimers();
+    const saturated = pace(true);
+    const idle = pace(false);
+    for (const endpoints of [saturated, idle]) waitingAt(endpoints, { a: 150, b: 120, c: 90 });
+    vi.advanceTimersByTime(2_001);
+    // Saturated: the wait is the replica's; each holds under twice the average (120).
+    for (const endpointId of ['a', 'b', 'c']) expect(saturated.room(endpointId)).toBeGreaterThan(1_000_000);
+    // Not saturated: the wait rule parks, as before.
+    for (const endpointId of ['a', 'b', 'c']) expect(idle.room(endpointId)).toBe(0);
+  });
+
+  it('still parks, in a saturated replica, a quick endpoint holding more than twice the average', () => {
+    vi.useFakeTimers();
+    const endpoints = pace(true);
+    const tickets = waitingAt(endpoints, { big: 150, small: 20, other: 20 });
+    // The average is 63.3: 150 is more than twice that, 20 is not.
+    expect(endpoints.room('big')).toBe(0); // over the limit of 100
+    expect(endpoints.room('small')).toBeGreaterThan(1_000_000);
+    vi.advanceTimersByTime(2_001);
+    expect(endpoints.room('big')).toBe(0); // and over the wait
+    expect(endpoints.room('other')).toBeGreaterThan(1_000_000);
+    // 90 of its deliveries leave: at 60 it holds under twice the average, (60 + 20 + 20) / 3 = 33.3.
+    for (const ticket of tickets.get('big')!.slice(0, 90)) endpoints.leave(ticket);
+    expect(endpoints.load('big')).toBe(60);
+    expect(endpoints.room('big')).toBeGreaterThan(1_000_000);
+  });
+
+  it('still paces a slow or hanging endpoint of a saturated replica', () => {
+    vi.useFakeTimers();
+    const endpoints = pace(true);
+    attemptTaking(endpoints, 'slow', 1_000);
+    for (let index = 0; index < 4; index++) endpoints.enter('slow');
+    expect(endpoints.capacity('slow')).toBe(8); // 1 s per attempt, 4 at a time: 8 within 2 s
+    for (let index = 0; index < 4; index++) endpoints.started(endpoints.enter('hanging'));
+    vi.advanceTimersByTime(5_000);
+    expect(endpoints.capacity('hanging')).toBe(1);
   });
 });
 

@@ -1,3 +1,5 @@
+import { eventLoopSaturation } from '@tws/common';
+
 export interface PaceOptions {
   /** Attempts in flight per endpoint (WEBHOOK_ENDPOINT_CONCURRENCY). */
   concurrency: number;
@@ -5,6 +7,8 @@ export interface PaceOptions {
   queueLimit: number;
   /** Longest expected wait of a queued delivery before further ones are parked (WEBHOOK_ENDPOINT_MAX_QUEUE_WAIT_MS). */
   maxQueueWaitMs: number;
+  /** Whether this replica is saturated; default: its event loop active ≥ 90 % of the last second. */
+  saturated?: (() => boolean) | undefined;
 }
 
 /** One delivery an endpoint holds: waiting for its turn, then running. */
@@ -27,6 +31,9 @@ interface EndpointState {
 
 const maxRemembered = 10_000;
 
+/** What a quick endpoint of a saturated replica may hold here: no limit of its own (see `EndpointPace`). */
+const unlimited = Number.MAX_SAFE_INTEGER;
+
 /**
  * How much work an endpoint may hold in this replica: its concurrency, plus a queue it drains
  * within `maxQueueWaitMs` at its pace (the smoothed duration of its attempts, or the age of its
@@ -43,11 +50,27 @@ const maxRemembered = 10_000;
  * cores). Paced by that, it was parked at 74–189 deliveries, its backlog (an extra write and two
  * reads per delivery, drained at that same pace) grew faster than it drained, and the replica never
  * left it while the load lasted. Below the floor only `queueLimit` and the wait rule bound the queue.
+ *
+ * Neither binds a quick endpoint while the replica itself is saturated (its event loop active ≥ 90 %
+ * of the last second: busy, or waiting for a CPU) and the endpoint holds no more than twice the
+ * average of the endpoints holding work here. Then every endpoint waits for the replica, not for
+ * itself, and parking helps none of them: a parked delivery costs a write and two reads more, so a
+ * replica that parked because it was behind fell further behind, parked more, and stayed there while
+ * the load lasted (bench/HISTORY.md, session 29: 36,121 of 40,000 deliveries parked in the sustained
+ * run on a slow host). Its deliveries wait in Kafka instead: the consumer stops fetching at
+ * WEBHOOK_MAX_PENDING_DELIVERIES, which bounds the heap. A slow or hanging endpoint is still paced,
+ * and one holding more than its share of the replica's work is still parked by the two rules.
  */
 export class EndpointPace {
   private readonly endpoints = new Map<string, EndpointState>();
+  /** Deliveries held here, over all endpoints, and the endpoints holding any. */
+  private held = 0;
+  private holding = 0;
+  private readonly saturated: () => boolean;
 
-  constructor(private readonly options: PaceOptions) {}
+  constructor(private readonly options: PaceOptions) {
+    this.saturated = options.saturated ?? (() => eventLoopSaturation.saturated());
+  }
 
   load(endpointId: string): number {
     const state = this.endpoints.get(endpointId);
@@ -58,12 +81,16 @@ export class EndpointPace {
   capacity(endpointId: string, now = Date.now()): number {
     const { concurrency, queueLimit, maxQueueWaitMs } = this.options;
     const state = this.endpoints.get(endpointId);
-    if (!state || this.load(endpointId) < concurrency) return queueLimit;
-    const oldestWaiting = state.waiting.values().next().value;
-    if (oldestWaiting && now - oldestWaiting.enteredAt > maxQueueWaitMs) return 0;
+    const load = this.load(endpointId);
+    if (!state || load < concurrency) return queueLimit;
     let paceMs = state.averageMs ?? 0;
     for (const ticket of state.running) paceMs = Math.max(paceMs, now - (ticket.startedAt ?? now));
-    if (paceMs < maxQueueWaitMs / 2) return queueLimit;
+    const quick = paceMs < maxQueueWaitMs / 2;
+    // Behind with the rest of a saturated replica: the wait is the replica's (class comment).
+    if (quick && load <= (2 * this.held) / Math.max(1, this.holding) && this.saturated()) return unlimited;
+    const oldestWaiting = state.waiting.values().next().value;
+    if (oldestWaiting && now - oldestWaiting.enteredAt > maxQueueWaitMs) return 0;
+    if (quick) return queueLimit;
     // What it finishes within maxQueueWaitMs at its pace (concurrency attempts per paceMs), at least one.
     return Math.max(1, Math.min(queueLimit, Math.floor((concurrency * maxQueueWaitMs) / paceMs)));
   }
@@ -90,6 +117,8 @@ export class EndpointPace {
   /** The endpoint takes one more delivery (waiting for its turn). */
   enter(endpointId: string): PaceTicket {
     const ticket: PaceTicket = { endpointId, enteredAt: Date.now() };
+    if (this.load(endpointId) === 0) this.holding += 1;
+    this.held += 1;
     this.stateOf(endpointId).waiting.add(ticket);
     return ticket;
   }
@@ -112,7 +141,11 @@ export class EndpointPace {
   leave(ticket: PaceTicket): void {
     const state = this.endpoints.get(ticket.endpointId);
     if (!state) return;
+    const before = this.load(ticket.endpointId);
     if (!state.waiting.delete(ticket) && !state.running.delete(ticket)) state.settling = Math.max(0, state.settling - 1);
+    const after = this.load(ticket.endpointId);
+    this.held -= before - after;
+    if (before > 0 && after === 0) this.holding -= 1;
   }
 
   private stateOf(endpointId: string): EndpointState {
