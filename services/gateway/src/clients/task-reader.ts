@@ -14,9 +14,9 @@ const maxBatchSize = 64;
  * about half the connections (those answered by the last call come back together), so a batch open
  * for one round carried ~25 tasks at 50 connections and one for two ~43: a third fewer GetTasks
  * calls, whose fixed cost (a gRPC call in both services and a query) is most of a GET's in the tasks
- * service. Measured on one gateway switched between the two (bench/HISTORY.md session 30): +10 % GETs
- * a second, −10 % gateway CPU and −28 % tasks-service CPU a GET, p99 no worse. A third round added
- * nothing. Alone, a request waits one more pass of the loop with nothing to do: microseconds.
+ * service. The bench's GET row, traced, three runs of each alternating (bench/HISTORY.md session
+ * 30): +8 % GETs a second, −22 % tasks-service CPU and ~−7 % gateway CPU a GET, p99 no worse. A
+ * third round added nothing. Alone, a request waits one more pass of the loop with nothing to do.
  */
 const batchRounds = 2;
 
