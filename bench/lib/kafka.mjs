@@ -6,6 +6,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { wallToMonotonicMs } from './clock.mjs';
 import { log } from './log.mjs';
 
 export const kafkaOf = (stack, clientId) => new Kafka({ clientId, brokers: stack.infra.kafkaBrokers, logLevel: logLevel.NOTHING });
@@ -86,8 +87,9 @@ export async function waitForStableGroups(stack, members, timeoutMs = 60_000) {
  * relay → Kafka) and webhooks (Kafka → receiver): the record's timestamp (CreateTime, set by the
  * tasks service's producer), on this process's clock. A tap on task-events (own group) reads it for
  * every record whose payload holds `marker` followed by a sequence number below `count`; the time
- * comes from the record, not from when the tap fetched it, so the tap fetches lazily. Resolves once
- * the tap has joined its group (or after 15 s); `inKafkaAt[seq]` fills in as records arrive.
+ * comes from the record, not from when the tap fetched it (converted then: lib/clock.mjs), so the tap
+ * fetches lazily. Resolves once the tap has joined its group (or after 15 s); `inKafkaAt[seq]` fills
+ * in as records arrive.
  */
 export async function tapTaskEvents(kafka, { groupId, marker, count }) {
   const inKafkaAt = new Array(count).fill(null);
@@ -105,7 +107,7 @@ export async function tapTaskEvents(kafka, { groupId, marker, count }) {
       if (found < 0) return;
       let seq = 0;
       for (let i = found + marked.length; value[i] >= 0x30 && value[i] <= 0x39; i += 1) seq = seq * 10 + value[i] - 0x30;
-      if (seq < count) inKafkaAt[seq] ??= Number(message.timestamp) - performance.timeOrigin;
+      if (seq < count) inKafkaAt[seq] ??= wallToMonotonicMs(Number(message.timestamp));
     },
   });
   await Promise.race([tapAssigned, sleep(15_000)]);

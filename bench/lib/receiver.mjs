@@ -5,12 +5,12 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { cacheDir, createTestPki, runCommand, startTestDnsServer } from '@tws/devstack';
 import { onCleanup } from './cleanup.mjs';
+import { wallToMonotonicMs } from './clock.mjs';
 import { log } from './log.mjs';
 
 export const receiverAddress = '127.0.10.1';
@@ -43,8 +43,8 @@ function readReceiverLines(child, state, acknowledged, listening) {
       state.total += 1;
       if (signatureOk !== '1') state.badSignatures += 1;
       if (parsed !== '1') state.unparsable += 1;
-      // On this process's clock, like the PATCH acknowledgements it is compared with.
-      state.onDelivery?.({ host, deliveryId, name, receivedAt: Number(receivedAtMicros) / 1000 - performance.timeOrigin });
+      // On this process's clock, like the PATCH acknowledgements it is compared with (lib/clock.mjs).
+      state.onDelivery?.({ host, deliveryId, name, receivedAt: wallToMonotonicMs(Number(receivedAtMicros) / 1000) });
     } else if (fields[0] === 'A') {
       acknowledged.get(fields[1])?.();
     } else if (fields[0] === 'L') {
