@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { GetTasksRequest } from '@tws/proto-types/generated/tasks/v1/GetTasksRequest';
 import type { GetTasksResponse__Output } from '@tws/proto-types/generated/tasks/v1/GetTasksResponse';
 import type { TasksApi } from './backends.js';
-import { afterIoRounds, TaskReader } from './task-reader.js';
+import { TaskReader } from './task-reader.js';
 
 const workspaceId = '00000000-0000-4000-8000-000000000001';
 
@@ -18,16 +18,6 @@ function fakeTasks(calls: string[][]): TasksApi {
 
 /** Resolves in the check phase of the event loop's next round (after that round's I/O). */
 const nextRound = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
-describe('afterIoRounds', () => {
-  it('dispatches after the given number of rounds of the event loop, not before', async () => {
-    const dispatched: number[] = [];
-    let round = 0;
-    afterIoRounds(3)(() => dispatched.push(round));
-    for (round = 1; round <= 4; round += 1) await nextRound();
-    expect(dispatched).toEqual([3]);
-  });
-});
 
 describe('TaskReader', () => {
   it('sends the reads of two rounds of I/O as one GetTasks call, and a later read as another', async () => {

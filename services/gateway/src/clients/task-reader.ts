@@ -1,5 +1,6 @@
 import DataLoader from 'dataloader';
 import type { TasksApi } from './backends.js';
+import { afterIoRounds, batchRounds } from './io-rounds.js';
 
 interface TaskRef {
   workspaceId: string;
@@ -10,32 +11,8 @@ interface TaskRef {
 const maxBatchSize = 64;
 
 /**
- * Rounds of the event loop's I/O a batch stays open for. Under load the requests of one round are
- * about half the connections (those answered by the last call come back together), so a batch open
- * for one round carried ~25 tasks at 50 connections and one for two ~43: a third fewer GetTasks
- * calls, whose fixed cost (a gRPC call in both services and a query) is most of a GET's in the tasks
- * service. The bench's GET row, traced, three runs of each alternating (bench/HISTORY.md session
- * 30): +8 % GETs a second, −22 % tasks-service CPU and ~−7 % gateway CPU a GET, p99 no worse. A
- * third round added nothing. Alone, a request waits one more pass of the loop with nothing to do.
- */
-const batchRounds = 2;
-
-/** DataLoader's `batchScheduleFn`: dispatches once `rounds` rounds of I/O (setImmediate) have passed. */
-export function afterIoRounds(rounds: number): (dispatch: () => void) => void {
-  return (dispatch) => {
-    let left = rounds;
-    const next = (): void => {
-      left -= 1;
-      if (left > 0) setImmediate(next);
-      else dispatch();
-    };
-    setImmediate(next);
-  };
-}
-
-/**
  * Reads tasks for `GET /v1/tasks/:id`. Requests that arrive while the event loop goes through two
- * rounds of I/O are sent as one GetTasks call (DataLoader, `afterIoRounds`; no caching, so every
+ * rounds of I/O are sent as one GetTasks call (DataLoader, io-rounds.ts; no caching, so every
  * request reads current data): under concurrency, one RPC and one query serve many requests.
  * A failed call fails every request of its batch with that call's error. An answer is bounded in
  * bytes: when the tasks service truncates one (large descriptions), the rest are asked for again.

@@ -7,6 +7,7 @@ import type { CreateTaskResponse__Output } from '@tws/proto-types/generated/task
 import type { UpdateTaskRequest } from '@tws/proto-types/generated/tasks/v1/UpdateTaskRequest';
 import type { UpdateTaskResponse__Output } from '@tws/proto-types/generated/tasks/v1/UpdateTaskResponse';
 import type { TasksApi } from './backends.js';
+import { afterIoRounds, batchRounds } from './io-rounds.js';
 
 /** Most items of one CreateTasks / UpdateTasks call (the tasks service's bounds, proto/tasks/v1/tasks.proto). */
 const maxCreatesPerCall = 64;
@@ -48,10 +49,9 @@ async function oneByOne<Request, Answer>(items: ReadonlyArray<Item<Request>>, si
 const unimplemented = (error: unknown): boolean => isGrpcError(error) && error.code === grpc.status.UNIMPLEMENTED;
 
 /**
- * Task writes for `POST /v1/tasks` and `PATCH /v1/tasks/:id`. As in TaskReader, requests that arrive
- * together share one call (DataLoader, no cache), but over one round of I/O (setImmediate), not two:
- * under load most UpdateTasks calls are full at 8 items already, and a longer wait was not measured
- * for writes. CreateTasks / UpdateTasks, each item with its request's id and trace context, each
+ * Task writes for `POST /v1/tasks` and `PATCH /v1/tasks/:id`. Like TaskReader, requests that arrive
+ * while the event loop goes through two rounds of I/O share one call (DataLoader, io-rounds.ts, no
+ * cache): CreateTasks / UpdateTasks, each item with its request's id and trace context, each
  * answered by its own result (or its own error, the status its own call would have had). A lone
  * request uses CreateTask / UpdateTask as before, and so does every item when the tasks service does
  * not know the coalesced calls yet (UNIMPLEMENTED: an older replica mid-upgrade). gRPC per call was
@@ -62,7 +62,7 @@ export class TaskWriter {
   private readonly updates: DataLoader<Item<UpdateTaskRequest>, UpdateTaskResponse__Output>;
 
   constructor(private readonly tasks: TasksApi) {
-    const schedule = { cache: false, batchScheduleFn: (dispatch: () => void) => setImmediate(dispatch) } as const;
+    const schedule = { cache: false, batchScheduleFn: afterIoRounds(batchRounds) } as const;
     this.creations = new DataLoader(
       async (items) => {
         if (items.length === 1) return [await tasks.CreateTask(items[0]!.request)];
