@@ -26,7 +26,7 @@ VALUES = ROOT / "deploy" / "helm" / "task-workspace" / "values.yaml"
 SHELLS = {"sh", "bash", "dash", "ash", "zsh", "busybox"}
 PACKAGE_MANAGERS = ("usr/bin/dpkg", "usr/bin/apt", "usr/bin/apt-get", "usr/local/bin/npm")
 # A service's own V8 flags, first in its CMD (the local stack: packages/devstack serviceV8Flags).
-V8_FLAGS = {"tasks": ["--heap-growing-percent=100"]}
+V8_FLAGS = {"tasks": ["--heap-growing-percent=100"], "gateway": ["--no-allocation-site-pretenuring"]}
 
 
 def chart_ports(service: str) -> set[str]:
