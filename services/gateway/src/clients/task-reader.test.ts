@@ -1,3 +1,4 @@
+import { setImmediate as nextRound } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { GetTasksRequest } from '@tws/proto-types/generated/tasks/v1/GetTasksRequest';
 import type { GetTasksResponse__Output } from '@tws/proto-types/generated/tasks/v1/GetTasksResponse';
@@ -15,9 +16,6 @@ function fakeTasks(calls: string[][]): TasksApi {
   };
   return { GetTasks } as unknown as TasksApi;
 }
-
-/** Resolves in the check phase of the event loop's next round (after that round's I/O). */
-const nextRound = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 describe('TaskReader', () => {
   it('sends the reads of two rounds of I/O as one GetTasks call, and a later read as another', async () => {

@@ -1,3 +1,4 @@
+import { setImmediate as nextRound } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { UpdateTaskRequest } from '@tws/proto-types/generated/tasks/v1/UpdateTaskRequest';
 import type { UpdateTaskResponse__Output } from '@tws/proto-types/generated/tasks/v1/UpdateTaskResponse';
@@ -7,9 +8,6 @@ import type { TasksApi } from './backends.js';
 import { TaskWriter } from './task-writer.js';
 
 const workspaceId = '00000000-0000-4000-8000-000000000001';
-
-/** Resolves in the check phase of the event loop's next round (after that round's I/O). */
-const nextRound = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 const answer = (id: string): UpdateTaskResponse__Output => ({ task: null, entityTag: `"${id}"`, taskJson: Buffer.from(`"${id}"`) });
 
