@@ -71,7 +71,7 @@ export const serviceNodeFlags = [...nodeFlags, '--import', pathToFileURL(path.jo
  * under load, ~18 % of its CPU (bench/HISTORY.md, session 23). The other services keep V8's factor:
  * with it doubled, the gateway and the webhooks service passed 200 MB resident in a full bench run.
  * The gateway turns V8's allocation-site pretenuring off. With traces on, some gateway processes
- * (two of four in one series of GET runs) spent ~110 µs of CPU a GET for their whole life instead of
+ * (two of four traced GET-only runs without the flag) spent ~110 µs of CPU a GET for their whole life instead of
  * ~86 and served 10–15 % fewer; the one profiled spent 5.4 µs a GET in `process.nextTick` alone,
  * building its tick objects (0.5 in a process that ran well, 0.8 untraced): the mark of an
  * allocation site V8 has pretenured, its objects made in the old generation and every store into
