@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import { context } from '@opentelemetry/api';
-import { encodeCurrentActor, runWithEncodedActor } from './audit/actor.js';
+import { encodeCurrentActor, runAsCaller } from './audit/actor.js';
 import { failureStatus } from './grpc-server.js';
-import { currentRequestId, isSaneRequestId, runWithRequestId } from './request-id.js';
+import { currentRequestId, isSaneRequestId } from './request-id.js';
 import { activeTraceIds, contextOfTraceparent, currentTraceparent, isSaneTraceparent } from './trace-context.js';
 
 /**
@@ -29,9 +29,8 @@ export function currentBatchItemOrigin(): BatchItemOrigin {
  * `system`, never the actor of the request that opened the coalesced call).
  */
 export function runAsItemOrigin<T>(origin: Partial<BatchItemOrigin> | null | undefined, fn: () => T): T {
-  const asActor = (): T => runWithEncodedActor(origin?.actor, fn);
   const requestId = origin?.requestId;
-  return isSaneRequestId(requestId) ? runWithRequestId(requestId, asActor) : asActor();
+  return runAsCaller(isSaneRequestId(requestId) ? requestId : undefined, origin?.actor, fn);
 }
 
 /**

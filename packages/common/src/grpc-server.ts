@@ -7,8 +7,7 @@ import { findNul, nulMessage } from './nul.js';
 import type { GrpcServerMetrics } from './metrics.js';
 import { observeLatency } from './exemplars.js';
 import { isDatabaseUnavailable } from './db.js';
-import { requestIdFromMetadata, runWithRequestId } from './request-id.js';
-import { runWithMetadataActor } from './audit/actor.js';
+import { runAsMetadataCaller } from './audit/actor.js';
 import { endGrpcSpan, inGrpcServerContext, startGrpcServerSpan, type GrpcServerTrace } from './grpc-trace.js';
 
 export type UnaryHandler<Req, Res> = (request: Req, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>;
@@ -82,12 +81,8 @@ export function unary<Req, Res>(
   // So is the caller's actor (x-tws-actor-bin, audit/actor.ts): the audit rows the call writes name
   // it; and its trace context (grpc-trace.ts): the call's SERVER span, parent of what it does.
   return (call, callback) => {
-    const requestId = requestIdFromMetadata(call.metadata);
     const traced = startGrpcServerSpan(options.service, method, call.metadata);
-    const traceAndServe = (): void => inGrpcServerContext(traced, () => serve(call, callback, traced));
-    const withActor = (): void => runWithMetadataActor(call.metadata, traceAndServe);
-    if (requestId === undefined) withActor();
-    else runWithRequestId(requestId, withActor);
+    runAsMetadataCaller(call.metadata, () => inGrpcServerContext(traced, () => serve(call, callback, traced)));
   };
 }
 

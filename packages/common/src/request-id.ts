@@ -1,7 +1,7 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { context } from '@opentelemetry/api';
+import { currentScope, runInScope, type CallScope } from './call-scope.js';
 import { lazyChildLoggerFactory } from './request-logger.js';
 import { endHttpServerSpan, recordHttpServerError, startHttpServerSpan, withHttpServerContext, type HttpRequestLike } from './http-server-span.js';
 
@@ -33,21 +33,15 @@ export function requestIdOf(sent: string | string[] | undefined): string {
   return isSaneRequestId(sent) ? sent : randomUUID();
 }
 
-interface RequestContext {
-  requestId: string;
-}
-
-/** The request being served on this async path (a gateway or web request, a gRPC call, a delivery). */
-const requestContext = new AsyncLocalStorage<RequestContext>();
-
-/** Runs `fn` (and everything it starts asynchronously) as part of the request `requestId`. */
+/** Runs `fn` (and everything it starts asynchronously) as part of the request `requestId`, on behalf of the actor around it. */
 export function runWithRequestId<T>(requestId: string, fn: () => T): T {
-  return requestContext.run({ requestId }, fn);
+  const around = currentScope();
+  return runInScope({ requestId, actor: around?.actor, encodedActor: around?.encodedActor }, fn);
 }
 
 /** The id of the request this code runs for, if any. */
 export function currentRequestId(): string | undefined {
-  return requestContext.getStore()?.requestId;
+  return currentScope()?.requestId;
 }
 
 /** A sane id from gRPC metadata (a backend trusts its callers no more than the gateway trusts clients). */
@@ -88,17 +82,22 @@ export const fastifyRequestIdOptions = {
 
 type Done = () => void;
 
-/** The request's context store, kept on the request so that a hook can tell whether it already runs in it. */
-const kRequestStore = Symbol('tws.requestContext');
+/** The request's scope (call-scope.ts), kept on the request so that a hook can tell whether it already runs in it. */
+const kRequestScope = Symbol('tws.requestScope');
 
-interface WithRequestStore {
-  [kRequestStore]?: RequestContext;
+interface WithRequestScope {
+  [kRequestScope]?: CallScope;
+}
+
+/** A request's own scope: its id, and no actor until the edge authenticates it (audit/actor.ts `bindActor`). */
+function requestScope(requestId: string): CallScope {
+  return { requestId, actor: undefined, encodedActor: undefined };
 }
 
 /**
  * The hooks of an HTTP edge's request-id plugin. `onRequest` answers with the id (every response,
  * errors included, carries it), starts the request's trace span (http-server-span.ts) and enters
- * the request's context; `preValidation` enters it again when it runs outside it, because a body
+ * the request's scope (call-scope.ts); `preValidation` enters it again when it runs outside it, because a body
  * arrives in the socket's async context, not the request's (the pattern of @fastify/request-context),
  * so the handler and its gRPC calls run in it. `onResponse` and `onRequestAbort` end the span;
  * `onError` records a failure on it.
@@ -106,18 +105,18 @@ interface WithRequestStore {
 export const requestIdHooks = {
   onRequest(request: HttpRequestLike & { id: string }, reply: { header(name: string, value: string): unknown }, done: Done): void {
     reply.header(requestIdHeader, request.id);
-    const store: RequestContext = { requestId: request.id };
-    (request as WithRequestStore)[kRequestStore] = store;
+    const scope = requestScope(request.id);
+    (request as WithRequestScope)[kRequestScope] = scope;
     const traced = startHttpServerSpan(request);
-    if (traced === undefined) requestContext.run(store, done);
-    else context.with(traced, () => requestContext.run(store, done));
+    if (traced === undefined) runInScope(scope, done);
+    else context.with(traced, () => runInScope(scope, done));
   },
   preValidation(request: { id: string }, _reply: unknown, done: Done): void {
     // A request without a body gets here inside onRequest's context (fastify goes on synchronously);
     // only one whose body arrived since is in the socket's.
-    const store = (request as WithRequestStore)[kRequestStore];
-    if (store !== undefined && requestContext.getStore() === store) done();
-    else withHttpServerContext(request, () => requestContext.run(store ?? { requestId: request.id }, done));
+    const scope = (request as WithRequestScope)[kRequestScope];
+    if (scope !== undefined && currentScope() === scope) done();
+    else withHttpServerContext(request, () => runInScope(scope ?? requestScope(request.id), done));
   },
   onResponse(request: object, reply: { statusCode: number }, done: Done): void {
     endHttpServerSpan(request, reply.statusCode);

@@ -16,7 +16,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import { projectTracer, traceparentOf } from './trace-context.js';
 import { loadTracingConfig } from './tracing-config.js';
-import { exporterOf, newTraceSamplerOf, samplerOf, startTraceSdk, unsampledParentsDecide } from './tracing-sdk.js';
+import { exporterOf, newTraceRatioOf, samplerOf, startTraceSdk, unsampledParentsDecide } from './tracing-sdk.js';
 
 describe('the trace SDK as tracing.ts starts it', () => {
   it('samples as OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG say (default: parent-based, 10 % of new traces)', () => {
@@ -52,11 +52,11 @@ describe('children of an unsampled parent (parent-based samplers)', () => {
     unsampledParentsDecide: boolean,
     work: () => T,
     sampler: Sampler = new ParentBasedSampler({ root: new AlwaysOnSampler() }),
-    newTraceSampler?: Sampler,
+    newTraceRatio?: number,
   ): Promise<{ result: T; exported: ReadableSpan[] }> {
     const exporter = new InMemorySpanExporter();
     const processor = new SimpleSpanProcessor({ exporter });
-    const stop = startTraceSdk({ spanProcessors: [processor], sampler, unsampledParentsDecide, newTraceSampler });
+    const stop = startTraceSdk({ spanProcessors: [processor], sampler, unsampledParentsDecide, newTraceRatio });
     try {
       const result = work();
       await processor.forceFlush();
@@ -143,7 +143,7 @@ describe('children of an unsampled parent (parent-based samplers)', () => {
           return { span, recording };
         }),
       sdkSampler,
-      ratio,
+      0.5,
     );
     const kept = spans.filter((root) => root.recording).map((root) => root.span);
     const dropped = spans.filter((root) => !root.recording).map((root) => root.span);
@@ -158,6 +158,9 @@ describe('children of an unsampled parent (parent-based samplers)', () => {
     expect(exported.map((span) => span.name).sort()).toEqual(kept.map((span) => (span as unknown as ReadableSpan).name).sort());
     // A dropped root: valid new ids (never the remote parent's trace), flags 00.
     for (const span of dropped) {
+      expect(span.spanContext().traceId).toMatch(/^[0-9a-f]{32}$/);
+      expect(span.spanContext().spanId).toMatch(/^[0-9a-f]{16}$/);
+      expect(traceparentOf(span)).toBe(`00-${span.spanContext().traceId}-${span.spanContext().spanId}-00`);
       expect(isSpanContextValid(span.spanContext())).toBe(true);
       expect(span.spanContext().traceFlags).toBe(TraceFlags.NONE);
       expect(span.spanContext().traceId).not.toBe(traceId);
@@ -165,10 +168,25 @@ describe('children of an unsampled parent (parent-based samplers)', () => {
     expect(new Set(spans.map((root) => root.span.spanContext().traceId)).size).toBe(spans.length);
   });
 
+  it('keeps no new trace at ratio 0 and every one at ratio 1', async () => {
+    const recording = async (ratio: number) =>
+      (
+        await withSdk(
+          true,
+          () => Array.from({ length: 50 }, () => projectTracer().startSpan('root', { kind: SpanKind.SERVER }).isRecording()),
+          new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio) }),
+          ratio,
+        )
+      ).result;
+    expect(new Set(await recording(0))).toEqual(new Set([false]));
+    expect(new Set(await recording(1))).toEqual(new Set([true]));
+  });
+
   it('is on for the default sampler only (parent-based ratio)', () => {
-    expect(newTraceSamplerOf(loadTracingConfig({}))?.toString()).toBe('TraceIdRatioBased{0.1}');
+    expect(newTraceRatioOf(loadTracingConfig({}))).toBe(0.1);
+    expect(newTraceRatioOf(loadTracingConfig({ OTEL_TRACES_SAMPLER_ARG: '0.25' }))).toBe(0.25);
     for (const sampler of ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off']) {
-      expect(newTraceSamplerOf(loadTracingConfig({ OTEL_TRACES_SAMPLER: sampler }))).toBeUndefined();
+      expect(newTraceRatioOf(loadTracingConfig({ OTEL_TRACES_SAMPLER: sampler }))).toBeUndefined();
     }
   });
 });

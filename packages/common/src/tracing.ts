@@ -41,7 +41,7 @@ async function registerLoaderHook(): Promise<() => Promise<void>> {
 async function startTracing(config: TracingConfig): Promise<void> {
   const waitForAllMessagesAcknowledged = await registerLoaderHook();
 
-  const [{ newTraceSamplerOf, samplerOf, spanProcessorOf, startTraceSdk, unsampledParentsDecide }, { HttpInstrumentation }, { instrumentPg }, resources] = await Promise.all([
+  const [{ newTraceRatioOf, samplerOf, spanProcessorOf, startTraceSdk, unsampledParentsDecide }, { HttpInstrumentation }, { instrumentPg }, resources] = await Promise.all([
     import('./tracing-sdk.js'),
     import('@opentelemetry/instrumentation-http'),
     import('./pg-trace.js'),
@@ -56,7 +56,7 @@ async function startTracing(config: TracingConfig): Promise<void> {
       .merge(resources.resourceFromAttributes({ 'service.name': serviceNameOf(config, process.argv[1]) })),
     sampler: samplerOf(config),
     unsampledParentsDecide: unsampledParentsDecide(config),
-    newTraceSampler: newTraceSamplerOf(config),
+    newTraceRatio: newTraceRatioOf(config),
     spanProcessors: [await spanProcessorOf(config)],
     instrumentations: [
       // Outgoing requests only (the web app's calls to the OpenID provider). The HTTP edges' SERVER

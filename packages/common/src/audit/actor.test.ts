@@ -11,11 +11,12 @@ import {
   bindActor,
   currentActor,
   encodeCurrentActor,
+  runAsCaller,
   runWithActor,
-  runWithActorSlot,
   runWithEncodedActor,
   systemActor,
 } from './actor.js';
+import { currentRequestId, runWithRequestId } from '../request-id.js';
 
 // A JSON-coded service whose handler answers with the actor it runs for.
 const definition: grpc.ServiceDefinition = {
@@ -58,15 +59,15 @@ describe('the audit actor across gRPC (edge context → client interceptor → s
     expect((await runWithActor(key, () => who())).actor).toEqual(key);
   });
 
-  it('is `system` without an actor, and for an actor slot never filled', async () => {
+  it('is `system` without an actor, and for a request whose actor was never named', async () => {
     expect((await who()).actor).toEqual(systemActor);
-    expect((await runWithActorSlot(() => who())).actor).toEqual(systemActor);
+    expect((await runWithRequestId('req-unnamed', () => who())).actor).toEqual(systemActor);
     expect(bindActor(key)).toBe(false);
   });
 
   it('carries an actor bound later on the same request (the web app names the person once it knows the workspace)', async () => {
     const person: AuditActor = { type: 'user', id: 'b1b2b3b4-0000-4000-8000-000000000002', name: null };
-    const answer = await runWithActorSlot(async () => {
+    const answer = await runWithRequestId('req-web', async () => {
       await new Promise((resolve) => setTimeout(resolve, 1));
       expect(bindActor(person)).toBe(true);
       return who();
@@ -118,7 +119,7 @@ describe('the actor a backend received', () => {
     expect(JSON.parse(first!.toString('utf8'))).toEqual(key);
     // Bound later (the web app): the new actor is what travels.
     const person: AuditActor = { type: 'user', id: 'b1b2b3b4-0000-4000-8000-000000000004', name: null };
-    const rebound = runWithActorSlot(() => {
+    const rebound = runWithRequestId('req-rebound', () => {
       bindActor(key);
       encodeCurrentActor();
       bindActor(person);
@@ -134,5 +135,39 @@ describe('the actor a backend received', () => {
       expect(actor).toEqual(systemActor);
       expect(passedOn.length).toBe(0);
     }
+  });
+});
+
+describe('the scope an actor lives in (call-scope.ts)', () => {
+  const key: AuditActor = { type: 'apiKey', id: '7c1d2e3f-0000-4000-8000-000000000005', name: 'sync' };
+  const encoded = Buffer.from(JSON.stringify(key), 'utf8');
+
+  it('is the request\'s: an actor named in it is seen by what the request does next, not by the request around it', async () => {
+    const seen = await runWithRequestId('outer', async () => {
+      const inner = await runWithRequestId('inner', async () => {
+        expect(bindActor(key)).toBe(true);
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        return [currentRequestId(), currentActor()] as const;
+      });
+      return [inner, [currentRequestId(), currentActor()]] as const;
+    });
+    expect(seen).toEqual([
+      ['inner', key],
+      ['outer', systemActor],
+    ]);
+  });
+
+  it('keeps the actor around a new request id, and the request id around a new actor', () => {
+    expect(runWithActor(key, () => runWithRequestId('r-1', () => [currentRequestId(), currentActor()]))).toEqual(['r-1', key]);
+    expect(runWithRequestId('r-2', () => runWithActor(key, () => [currentRequestId(), currentActor()]))).toEqual(['r-2', key]);
+  });
+
+  it('a caller\'s work gets its request id and its own actor in one scope: the request around it only when it names none', () => {
+    const opener: AuditActor = { type: 'apiKey', id: 'k-opener', name: null };
+    const [named, unnamed] = runWithActor(opener, () =>
+      runWithRequestId('call', () => [runAsCaller('item', encoded, () => [currentRequestId(), currentActor()]), runAsCaller(undefined, undefined, () => [currentRequestId(), currentActor()])]),
+    );
+    expect(named).toEqual(['item', key]);
+    expect(unnamed).toEqual(['call', systemActor]);
   });
 });

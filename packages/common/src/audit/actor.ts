@@ -1,6 +1,7 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import * as grpc from '@grpc/grpc-js';
 import { z } from 'zod';
+import { currentScope, runInScope, type CallScope } from '../call-scope.js';
+import { currentRequestId, requestIdFromMetadata } from '../request-id.js';
 
 /**
  * Who a change is made by, for the audit trail (issue #19 item 3). The HTTP edges (the gateway for
@@ -28,30 +29,29 @@ export type AuditActor = z.output<typeof AuditActor>;
 export const systemActor: AuditActor = Object.freeze({ type: 'system', id: null, name: null });
 
 /**
- * The actor of one request; a slot, so an edge that learns who acts only inside its handler can fill
- * it in. A backend keeps the actor as it came (`encoded`) and decodes it on first use: most calls
- * (reads) write no audit row and never parse it; an edge encodes its actor once for all its calls.
+ * The actor lives in the scope of the work it acts in (call-scope.ts), beside the request id. A
+ * backend keeps the actor as it came (`encodedActor`) and decodes it on first use: most calls (reads)
+ * write no audit row and never parse it; an edge encodes its actor once for all its calls.
  */
-interface ActorSlot {
-  /** The actor, once known: set by an edge, or decoded from `encoded`. */
-  actor: AuditActor | undefined;
-  /** Its JSON as it travels: as received and not yet decoded, or once encoded. */
-  encoded: Buffer | undefined;
-}
 
-const actorContext = new AsyncLocalStorage<ActorSlot>();
-
-/** Runs `fn` (and everything it starts asynchronously) on behalf of `actor`. */
+/** Runs `fn` (and everything it starts asynchronously) on behalf of `actor`, in the request around it. */
 export function runWithActor<T>(actor: AuditActor, fn: () => T): T {
-  return actorContext.run({ actor, encoded: undefined }, fn);
+  return runInScope({ requestId: currentRequestId(), actor, encodedActor: undefined }, fn);
 }
 
 /**
- * Runs `fn` on behalf of the actor `encoded` names (metadata or a coalesced call's item), decoded when
- * first asked for; as `system` when it is absent, oversized or (found on decoding) malformed.
+ * Runs `fn` as a caller's own work, in one scope: as the request `requestId` (when undefined: the
+ * request around it) and on behalf of the actor `encoded` names (metadata or a coalesced call's
+ * item), decoded when first asked for; as `system` when it is absent, oversized or (found on
+ * decoding) malformed, never as the actor around it.
  */
+export function runAsCaller<T>(requestId: string | undefined, encoded: unknown, fn: () => T): T {
+  return runInScope({ requestId: requestId ?? currentRequestId(), actor: undefined, encodedActor: isBoundedActor(encoded) ? encoded : undefined }, fn);
+}
+
+/** Runs `fn` on behalf of the actor `encoded` names, in the request around it (see runAsCaller). */
 export function runWithEncodedActor<T>(encoded: unknown, fn: () => T): T {
-  return actorContext.run({ actor: undefined, encoded: isBoundedActor(encoded) ? encoded : undefined }, fn);
+  return runAsCaller(undefined, encoded, fn);
 }
 
 /** A non-empty binary value within `maxActorBytes`: worth decoding. */
@@ -59,53 +59,50 @@ function isBoundedActor(value: unknown): value is Buffer {
   return Buffer.isBuffer(value) && value.length > 0 && value.length <= maxActorBytes;
 }
 
-/** The slot's actor, decoded now if it came encoded (a malformed one is dropped: none). */
-function actorOf(slot: ActorSlot): AuditActor | undefined {
-  if (slot.actor === undefined && slot.encoded !== undefined) {
-    slot.actor = actorFromBytes(slot.encoded);
-    if (slot.actor === undefined) slot.encoded = undefined;
+/** The scope's actor, decoded now if it came encoded (a malformed one is dropped: none). */
+function actorOf(scope: CallScope): AuditActor | undefined {
+  if (scope.actor === undefined && scope.encodedActor !== undefined) {
+    scope.actor = actorFromBytes(scope.encodedActor);
+    if (scope.actor === undefined) scope.encodedActor = undefined;
   }
-  return slot.actor;
+  return scope.actor;
 }
 
-/** The slot's actor as it travels, encoded now if only the actor is known; undefined: none. */
-function encodedOf(slot: ActorSlot | undefined): Buffer | undefined {
-  if (slot === undefined) return undefined;
-  if (slot.encoded === undefined && slot.actor !== undefined) slot.encoded = Buffer.from(JSON.stringify(slot.actor), 'utf8');
-  return slot.encoded;
+/** The scope's actor as it travels, encoded now if only the actor is known; undefined: none. */
+function encodedOf(scope: CallScope | undefined): Buffer | undefined {
+  if (scope === undefined) return undefined;
+  if (scope.encodedActor === undefined && scope.actor !== undefined) scope.encodedActor = Buffer.from(JSON.stringify(scope.actor), 'utf8');
+  return scope.encodedActor;
 }
 
 /**
- * Runs `fn` with an empty actor slot that `bindActor` fills in later on the same request (the web
- * app knows the person's user id in a workspace only once its handler looked the workspace up).
+ * Names the actor of the work this code runs for, in its own scope: an edge's request once it is
+ * authenticated (the gateway), or once the handler knows who acts (the web app knows the person's
+ * user id in a workspace only once it has looked the workspace up). False outside any scope.
  */
-export function runWithActorSlot<T>(fn: () => T): T {
-  return actorContext.run({ actor: undefined, encoded: undefined }, fn);
-}
-
-/** Names the actor of the request this code runs for (see runWithActorSlot); false outside one. */
 export function bindActor(actor: AuditActor): boolean {
-  const slot = actorContext.getStore();
-  if (slot === undefined) return false;
-  slot.actor = actor;
-  slot.encoded = undefined;
+  const scope = currentScope();
+  if (scope === undefined) return false;
+  scope.actor = actor;
+  scope.encodedActor = undefined;
   return true;
 }
 
 /** The actor this code runs for: `system` when no edge named one (workers, the admin CLI). */
 export function currentActor(): AuditActor {
-  const slot = actorContext.getStore();
-  return (slot === undefined ? undefined : actorOf(slot)) ?? systemActor;
+  const scope = currentScope();
+  return (scope === undefined ? undefined : actorOf(scope)) ?? systemActor;
 }
 
 /**
- * Runs `fn` on behalf of the actor in a call's metadata (decoded when first asked for; see
- * runWithEncodedActor). A call that carries none runs as it is (no context entered): a call
- * handler starts outside any actor, so `currentActor()` is `system` there already.
+ * Runs a gRPC call's handler as its caller's work (see runAsCaller): the request id (x-request-id) and
+ * the actor (x-tws-actor-bin) its metadata carries. A call that carries neither runs as it is (no
+ * scope entered): a call handler starts outside any, so `currentActor()` is `system` there already.
  */
-export function runWithMetadataActor<T>(metadata: grpc.Metadata, fn: () => T): T {
-  const [value] = metadata.get(actorMetadataKey);
-  return isBoundedActor(value) ? runWithEncodedActor(value, fn) : fn();
+export function runAsMetadataCaller<T>(metadata: grpc.Metadata, fn: () => T): T {
+  const requestId = requestIdFromMetadata(metadata);
+  const [actor] = metadata.get(actorMetadataKey);
+  return requestId === undefined && !isBoundedActor(actor) ? fn() : runAsCaller(requestId, actor, fn);
 }
 
 /**
@@ -113,7 +110,7 @@ export function runWithMetadataActor<T>(metadata: grpc.Metadata, fn: () => T): T
  * received is passed on as it came (the next service decodes it as this one would have).
  */
 export function encodeCurrentActor(): Buffer {
-  return encodedOf(actorContext.getStore()) ?? Buffer.alloc(0);
+  return encodedOf(currentScope()) ?? Buffer.alloc(0);
 }
 
 /** An encoded actor (metadata or a coalesced call's item), or undefined when absent, oversized or malformed. */
@@ -132,7 +129,7 @@ export function actorFromBytes(value: unknown): AuditActor | undefined {
 /** Client side: every call made while serving a request carries its actor (unless one is set). */
 export function actorInterceptor(): grpc.Interceptor {
   return (options, nextCall) => {
-    const encoded = encodedOf(actorContext.getStore());
+    const encoded = encodedOf(currentScope());
     if (encoded === undefined) return new grpc.InterceptingCall(nextCall(options));
     const requester = new grpc.RequesterBuilder()
       .withStart((metadata, listener, next) => {

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
-import { runWithActor, type AuditActor } from '@tws/common';
+import { bindActor, runWithActor, type AuditActor } from '@tws/common';
 import { ApiKeyAuthenticator, credentialHash } from '../domain/auth/api-keys.js';
 import { createTokenVerifier, TokenRejected, type TokenVerifier } from '../domain/auth/jwt.js';
 import { MembershipChecker } from '../domain/auth/memberships.js';
@@ -282,11 +282,12 @@ async function authPlugin(app: FastifyInstance, options: AuthOptions): Promise<v
 
   // The audit actor (packages/common audit/actor.ts): the handler, and every backend call it makes,
   // runs on behalf of the authenticated credential. preHandler runs after preValidation, which entered
-  // the request's context again (request-id.ts), so this context nests inside it.
+  // the request's scope again (request-id.ts): the actor is named in that scope, without entering one
+  // more (call-scope.ts); outside one (an app without the request-id plugin) in a scope of its own.
   app.addHook('preHandler', (request, _reply, done) => {
     // Routes registered before this plugin (Swagger UI) have neither decoration: undefined, not null.
     const actor = actorOf(request.authenticatedPrincipal ?? request.authenticatedCaller ?? null);
-    if (actor === undefined) done();
+    if (actor === undefined || bindActor(actor)) done();
     else runWithActor(actor, done);
   });
   /** Authenticates, rate-limits and authorizes a request to a route that declares `config.auth`. */

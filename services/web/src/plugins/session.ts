@@ -1,7 +1,7 @@
 import cookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { runWithActorSlot, type Pool } from '@tws/common';
+import type { Pool } from '@tws/common';
 import type { WebConfig } from '../config.js';
 import { UserFacingError } from '../domain/errors.js';
 import { csrfToken, type SecretKeys } from '../domain/secrets.js';
@@ -57,10 +57,6 @@ async function sessionPlugin(app: FastifyInstance, options: SessionOptions): Pro
   app.decorate('clearSessionCookie', (reply: FastifyReply) => void reply.clearCookie(names.session, cookieOptions));
   app.decorate('csrfTokenOf', (session: ActiveSession) => csrfToken(keys.csrfKey, session.idHash));
   app.decorateRequest('session', undefined);
-
-  // The audit actor of the backend calls a handler makes: the person, named once the handler found
-  // their membership of the workspace it acts in (api/settings.ts workspaceFor → bindActor).
-  app.addHook('preHandler', (_request, _reply, done) => runWithActorSlot(done));
 
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     const policy = request.routeOptions.config?.session;
