@@ -1,9 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import * as grpc from '@grpc/grpc-js';
+import { callUnary, isGrpcError } from '@tws/common';
 import { taskEventsTopic } from '@tws/contracts';
-import { describe, expect, it } from 'vitest';
+import { loadTasksProto } from '@tws/proto-types';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createWorkspace } from '../support/admin.js';
 import { api } from '../support/api.js';
-import { createProject, expectStatus, keyOf } from '../support/fixtures.js';
+import { createProject, createTask, expectStatus, getTask, keyOf } from '../support/fixtures.js';
 import { serviceLogLines } from '../support/service-logs.js';
 import { kafkaClient } from '../support/webhooks/fixtures.js';
 
@@ -12,7 +15,7 @@ import { kafkaClient } from '../support/webhooks/fixtures.js';
  * UpdateTasks call (services/gateway/src/clients/task-writer.ts). Each request must still be its own:
  * its own answer, and its event on task-events.v1 with its own request id.
  */
-const count = 12;
+const count = 30;
 
 /** The `request-id` header of each task event, by "<task id> <event>", until `expected` are seen (bounded). */
 async function eventRequestIds(expected: number): Promise<Map<string, string>> {
@@ -83,5 +86,38 @@ describe('coalesced task writes', () => {
     const ours = new Set([...creations, ...renames].map((entry) => entry.requestId));
     const coalesced = (await serviceLogLines('tasks')).filter((line) => ours.has(String(line.reqId)) && (line.method === 'CreateTasks' || line.method === 'UpdateTasks'));
     expect(coalesced.map((line) => line.code)).toContain('OK');
+  });
+});
+
+describe('UpdateTasks bounds (the tasks service)', () => {
+  const tasks = new (loadTasksProto().tasks.v1.TasksService)(inject('stack').tasksGrpcTarget, grpc.credentials.createInsecure());
+  afterAll(() => tasks.close());
+  const updateTasks = (workspaceId: string, ids: string[], name: string, jsonOnly: boolean) =>
+    callUnary(tasks, tasks.UpdateTasks, {
+      items: ids.map((id, index) => ({ change: { workspaceId, id, name: `${name} ${index}` }, origin: { requestId: `bounds-${index}`, traceparent: '', actor: Buffer.alloc(0) } })),
+      jsonOnly,
+    });
+  const statusOf = (call: Promise<unknown>) => call.then(() => 'OK', (error: unknown) => (isGrpcError(error) ? grpc.status[error.code] : String(error)));
+
+  it('answers 24 changes with task_json only when asked; refuses a 25th, and a 9th without json_only, before writing anything', async () => {
+    const ws = await createWorkspace();
+    const project = await createProject(keyOf(ws));
+    const ids: string[] = [];
+    for (let n = 0; n < 25; n += 1) ids.push((await createTask(keyOf(ws), { projectId: project.id, listId: project.defaultListId })).id);
+
+    expect(await statusOf(updateTasks(ws.workspace.id, ids, 'too many', true))).toBe('INVALID_ARGUMENT');
+    expect(await statusOf(updateTasks(ws.workspace.id, ids.slice(0, 9), 'too many', false))).toBe('INVALID_ARGUMENT');
+    expect((await getTask(keyOf(ws), ids[0]!)).name).not.toMatch(/^too many/);
+
+    const { results } = await updateTasks(ws.workspace.id, ids.slice(0, 24), 'json only', true);
+    expect(results).toHaveLength(24);
+    for (const [index, result] of results.entries()) {
+      expect(result.updated?.task ?? null).toBeNull();
+      expect(result.updated?.entityTag).toMatch(/^"/);
+      expect(JSON.parse(result.updated?.taskJson?.toString('utf8') ?? '{}')).toMatchObject({ id: ids[index], name: `json only ${index}` });
+    }
+    // Without json_only an answer still carries the task message (a gateway older than task_json reads it).
+    const legacy = await updateTasks(ws.workspace.id, ids.slice(0, 8), 'legacy', false);
+    expect(legacy.results.map((result) => result.updated?.task?.name)).toEqual(ids.slice(0, 8).map((_id, index) => `legacy ${index}`));
   });
 });

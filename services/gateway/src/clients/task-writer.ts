@@ -9,9 +9,14 @@ import type { UpdateTaskResponse__Output } from '@tws/proto-types/generated/task
 import type { TasksApi } from './backends.js';
 import { afterIoRounds, batchRounds } from './io-rounds.js';
 
-/** Most items of one CreateTasks / UpdateTasks call (the tasks service's bounds, proto/tasks/v1/tasks.proto). */
+/**
+ * Most items of one CreateTasks / UpdateTasks call (the tasks service's bounds, proto/tasks/v1/tasks.proto):
+ * changes are sent `json_only` (answered with `task_json` alone), 24 a call; a replica older than
+ * `json_only` takes 8.
+ */
 const maxCreatesPerCall = 64;
-const maxUpdatesPerCall = 8;
+const maxUpdatesPerCall = 24;
+const maxUpdatesPerLegacyCall = 8;
 
 interface Item<Request> {
   request: Request;
@@ -49,6 +54,18 @@ async function oneByOne<Request, Answer>(items: ReadonlyArray<Item<Request>>, si
 const unimplemented = (error: unknown): boolean => isGrpcError(error) && error.code === grpc.status.UNIMPLEMENTED;
 
 /**
+ * A call of more changes than an older tasks replica takes, refused whole (INVALID_ARGUMENT before it
+ * serves any item: nothing written).
+ */
+const overLegacyBound = (error: unknown, items: number): boolean =>
+  items > maxUpdatesPerLegacyCall && isGrpcError(error) && error.code === grpc.status.INVALID_ARGUMENT;
+
+/** `items` in slices of `size`, in order. */
+function slices<T>(items: readonly T[], size: number): T[][] {
+  return Array.from({ length: Math.ceil(items.length / size) }, (_, index) => items.slice(index * size, (index + 1) * size));
+}
+
+/**
  * Task writes for `POST /v1/tasks` and `PATCH /v1/tasks/:id`. Like TaskReader, requests that arrive
  * while the event loop goes through two rounds of I/O share one call (DataLoader, io-rounds.ts, no
  * cache): CreateTasks / UpdateTasks, each item with its request's id and trace context, each
@@ -77,17 +94,29 @@ export class TaskWriter {
       },
       { ...schedule, maxBatchSize: maxCreatesPerCall },
     );
+    const updateTogether = async (items: ReadonlyArray<Item<UpdateTaskRequest>>): Promise<Array<UpdateTaskResponse__Output | Error>> => {
+      const { results } = await tasks.UpdateTasks({ items: items.map(({ request, origin }) => ({ change: request, origin })), jsonOnly: true });
+      return answersOf(results, (index) => results[index]?.updated, items.length);
+    };
+    // A slice of a call an older replica refused: on its own, so one slice's failure is not the others'.
+    const updateSlice = async (slice: ReadonlyArray<Item<UpdateTaskRequest>>): Promise<Array<UpdateTaskResponse__Output | Error>> => {
+      try {
+        return await updateTogether(slice);
+      } catch (error) {
+        if (unimplemented(error)) return oneByOne(slice, (request) => tasks.UpdateTask(request));
+        return slice.map(() => (error instanceof Error ? error : new Error(String(error))));
+      }
+    };
     this.updates = new DataLoader(
       async (items) => {
         if (items.length === 1) return [await tasks.UpdateTask(items[0]!.request)];
-        let results;
         try {
-          ({ results } = await tasks.UpdateTasks({ items: items.map(({ request, origin }) => ({ change: request, origin })) }));
+          return await updateTogether(items);
         } catch (error) {
           if (unimplemented(error)) return oneByOne(items, (request) => tasks.UpdateTask(request));
+          if (overLegacyBound(error, items.length)) return (await Promise.all(slices(items, maxUpdatesPerLegacyCall).map(updateSlice))).flat();
           throw error;
         }
-        return answersOf(results, (index) => results[index]?.updated, items.length);
       },
       { ...schedule, maxBatchSize: maxUpdatesPerCall },
     );

@@ -10,9 +10,10 @@ import * as tasks from '../domain/tasks.js';
 import { taskMessage } from './mappers.js';
 import type { HandlerDeps } from './tasks-service.js';
 
-/** Most items of one CreateTasks / UpdateTasks call (proto/tasks/v1/tasks.proto). */
+/** Most items of one CreateTasks / UpdateTasks call (proto/tasks/v1/tasks.proto): answers with the `task` message, or with `task_json` only (`json_only`). */
 export const maxCreatesPerBatch = 64;
 export const maxUpdatesPerBatch = 8;
+export const maxJsonOnlyUpdatesPerBatch = 24;
 
 type WriteHandlers = Pick<TasksServiceHandlers, 'CreateTask' | 'UpdateTask' | 'CreateTasks' | 'UpdateTasks'>;
 
@@ -48,7 +49,8 @@ export function taskWriteHandlers({ pool, logger, metrics }: HandlerDeps): Write
       name: request.name,
       assigneeId: request.assigneeId,
     });
-  const update = async (request: UpdateTaskRequest__Output): Promise<UpdateTaskResponse> => {
+  /** The answer to a change; without the `task` message when the caller reads `task_json` only (`json_only`). */
+  const update = async (request: UpdateTaskRequest__Output, jsonOnly = false): Promise<UpdateTaskResponse> => {
     const { task, json, entityTag } = await tasks.updateTask(pool, {
       workspaceId: request.workspaceId,
       id: request.id,
@@ -62,11 +64,11 @@ export function taskWriteHandlers({ pool, logger, metrics }: HandlerDeps): Write
       ifMatch: request.ifMatch,
     });
     // `task` too, for a gateway older than `task_json` (during a rolling upgrade).
-    return { task: taskMessage(task), entityTag, taskJson: json };
+    return jsonOnly ? { entityTag, taskJson: json } : { task: taskMessage(task), entityTag, taskJson: json };
   };
   return {
     CreateTask: unary('CreateTask', create, options),
-    UpdateTask: unary('UpdateTask', update, options),
+    UpdateTask: unary('UpdateTask', (request) => update(request), options),
     CreateTasks: unary(
       'CreateTasks',
       async (request) => {
@@ -85,11 +87,12 @@ export function taskWriteHandlers({ pool, logger, metrics }: HandlerDeps): Write
     UpdateTasks: unary(
       'UpdateTasks',
       async (request) => {
-        if (request.items.length > maxUpdatesPerBatch) throw invalid(`at most ${maxUpdatesPerBatch} changes per call`);
+        const most = request.jsonOnly ? maxJsonOnlyUpdatesPerBatch : maxUpdatesPerBatch;
+        if (request.items.length > most) throw invalid(`at most ${most} changes per call`);
         const outcomes = await Promise.all(
           request.items.map((item) =>
             serveBatchItem(item.origin, 'UpdateTasks', logger, () =>
-              item.change ? update(item.change) : Promise.reject(invalid('item without a change')),
+              item.change ? update(item.change, request.jsonOnly) : Promise.reject(invalid('item without a change')),
             ),
           ),
         );
