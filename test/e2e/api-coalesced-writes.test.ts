@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
-import { callUnary, isGrpcError } from '@tws/common';
+import { callUnary, grpcClientOptions, isGrpcError } from '@tws/common';
 import { taskEventsTopic } from '@tws/contracts';
 import { loadTasksProto } from '@tws/proto-types';
+import pg from 'pg';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createWorkspace } from '../support/admin.js';
 import { api } from '../support/api.js';
 import { createProject, createTask, expectStatus, getTask, keyOf } from '../support/fixtures.js';
+import { descriptionOfBytes, maxRenderedBytes } from '../support/rich-text.js';
 import { serviceLogLines } from '../support/service-logs.js';
 import { kafkaClient } from '../support/webhooks/fixtures.js';
 
@@ -90,7 +92,8 @@ describe('coalesced task writes', () => {
 });
 
 describe('UpdateTasks bounds (the tasks service)', () => {
-  const tasks = new (loadTasksProto().tasks.v1.TasksService)(inject('stack').tasksGrpcTarget, grpc.credentials.createInsecure());
+  // The gateway's client options: its 32 MiB receive limit is the bound a json_only answer must keep.
+  const tasks = new (loadTasksProto().tasks.v1.TasksService)(inject('stack').tasksGrpcTarget, grpc.credentials.createInsecure(), grpcClientOptions('tasks.v1.TasksService'));
   afterAll(() => tasks.close());
   const updateTasks = (workspaceId: string, ids: string[], name: string, jsonOnly: boolean) =>
     callUnary(tasks, tasks.UpdateTasks, {
@@ -119,5 +122,25 @@ describe('UpdateTasks bounds (the tasks service)', () => {
     // Without json_only an answer still carries the task message (a gateway older than task_json reads it).
     const legacy = await updateTasks(ws.workspace.id, ids.slice(0, 8), 'legacy', false);
     expect(legacy.results.map((result) => result.updated?.task?.name)).toEqual(ids.slice(0, 8).map((_id, index) => `legacy ${index}`));
+  });
+
+  it('answers 24 changes of tasks with the largest description (the worst case) within the gateway\'s 32 MiB', async () => {
+    const ws = await createWorkspace();
+    const project = await createProject(keyOf(ws));
+    const ids: string[] = [];
+    for (let n = 0; n < 24; n += 1) ids.push((await createTask(keyOf(ws), { projectId: project.id, listId: project.defaultListId })).id);
+    expectStatus(await api('PATCH', `/v1/tasks/${ids[0]}`, { credentials: keyOf(ws), body: { description: descriptionOfBytes(maxRenderedBytes) } }), 200);
+    const db = new pg.Client({ connectionString: inject('stack').databaseUrl });
+    await db.connect();
+    try {
+      await db.query('SET search_path TO tasks, public');
+      await db.query('UPDATE tasks SET description = (SELECT description FROM tasks WHERE id = $1) WHERE id = ANY ($2::uuid[])', [ids[0], ids]);
+    } finally {
+      await db.end();
+    }
+    const { results } = await updateTasks(ws.workspace.id, ids, 'largest', true);
+    const sizes = results.map((result) => result.updated?.taskJson?.length ?? 0);
+    expect(Math.min(...sizes)).toBeGreaterThan(maxRenderedBytes);
+    expect(sizes.reduce((sum, size) => sum + size, 0)).toBeLessThan(32 * 1024 * 1024);
   });
 });

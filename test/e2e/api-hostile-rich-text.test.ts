@@ -2,15 +2,13 @@ import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { createWorkspace, type TestWorkspace } from '../support/admin.js';
 import { api, type Credentials } from '../support/api.js';
 import { createProject, createTask, expectError, expectStatus, getTask, keyOf, patchTask, type ListedTask, type RichTextNode } from '../support/fixtures.js';
+import { descriptionOfBytes, maxRenderedBytes } from '../support/rich-text.js';
 
 /*
  * Issue 14, findings 1 and 5: one ~100 KB Markdown description exhausted the tasks service's 128 MB
  * heap (the local stack runs it with the images' NODE_OPTIONS, --max-old-space-size=128), and ~40
  * large descriptions pushed a project's list past gRPC's 32 MiB message limit for good.
  */
-
-/** The cap on a description's rich-text JSON (compact), as the 400 states it. */
-const maxRenderedBytes = 1024 * 1024;
 
 const tasksOps = (): string => {
   const tasks = inject('stack').services.find((service) => service.name === 'tasks');
@@ -24,30 +22,6 @@ async function tasksProcessStart(): Promise<string> {
   const line = metrics.split('\n').find((entry) => entry.startsWith('process_start_time_seconds'));
   if (line === undefined) throw new Error('tasks /metrics has no process_start_time_seconds');
   return line;
-}
-
-/** Leaves with every mark: 9 999 of them fill the node limit; about 94 bytes of JSON each once normalised. */
-function markedLeaves(count: number): RichTextNode[] {
-  return Array.from({ length: count }, () => ({ text: 'a', bold: true, italic: true, strikethrough: true, code: true }));
-}
-
-/** The compact JSON the tasks service measures: leaves normalised to type, text, marks, children. */
-function normalisedBytes(description: RichTextNode[]): number {
-  const normalise = (node: RichTextNode): unknown =>
-    typeof node.text === 'string'
-      ? { type: 'text', text: node.text, bold: true, italic: true, strikethrough: true, code: true, children: [] }
-      : { type: node.type, children: (node.children ?? []).map(normalise) };
-  return Buffer.byteLength(JSON.stringify(description.map(normalise)));
-}
-
-/** A node-array description whose rich-text JSON is exactly `bytes` long (padding its first leaf with 3-byte characters). */
-function descriptionOfBytes(bytes: number): RichTextNode[] {
-  const leaves = markedLeaves(9_999);
-  const description: RichTextNode[] = [{ type: 'paragraph', children: leaves }];
-  const missing = bytes - normalisedBytes(description);
-  leaves[0]!.text = 'a' + '€'.repeat(Math.floor(missing / 3)) + 'a'.repeat(missing % 3);
-  expect(normalisedBytes(description)).toBe(bytes);
-  return description;
 }
 
 describe('hostile rich text (issue 14)', () => {
