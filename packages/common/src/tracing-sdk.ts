@@ -99,29 +99,34 @@ const hexOfWord = (value: number): string => hexOfByte[value >>> 24]! + hexOfByt
  */
 class NewTraceContext implements SpanContext {
   readonly traceFlags: number = TraceFlags.NONE;
-  /** The trace id's four 32-bit words, then the span id's two. */
-  private readonly words: readonly [number, number, number, number, number, number];
+  // The trace id's four 32-bit words, then the span id's two (fields, not an array: one object a request).
+  private readonly t0 = word();
+  private readonly t1 = word();
+  private readonly t2 = word();
+  private readonly t3: number;
+  private readonly s0 = word();
+  private readonly s1: number;
   private hexTraceId: string | undefined;
   private hexSpanId: string | undefined;
 
   constructor() {
-    const [a, b, c, d, e, f] = [word(), word(), word(), word(), word(), word()];
-    this.words = [a, b, c, (a | b | c | d) === 0 ? 1 : d, e, (e | f) === 0 ? 1 : f];
+    const t3 = word();
+    const s1 = word();
+    this.t3 = (this.t0 | this.t1 | this.t2 | t3) === 0 ? 1 : t3;
+    this.s1 = (this.s0 | s1) === 0 ? 1 : s1;
   }
 
   /** What `TraceIdRatioBasedSampler` compares with its bound: the XOR of the trace id's four words. */
   ratioHash(): number {
-    const [a, b, c, d] = this.words;
-    return (a ^ b ^ c ^ d) >>> 0;
+    return (this.t0 ^ this.t1 ^ this.t2 ^ this.t3) >>> 0;
   }
 
   get traceId(): string {
-    const [a, b, c, d] = this.words;
-    return (this.hexTraceId ??= hexOfWord(a) + hexOfWord(b) + hexOfWord(c) + hexOfWord(d));
+    return (this.hexTraceId ??= hexOfWord(this.t0) + hexOfWord(this.t1) + hexOfWord(this.t2) + hexOfWord(this.t3));
   }
 
   get spanId(): string {
-    return (this.hexSpanId ??= hexOfWord(this.words[4]) + hexOfWord(this.words[5]));
+    return (this.hexSpanId ??= hexOfWord(this.s0) + hexOfWord(this.s1));
   }
 }
 
