@@ -40,6 +40,9 @@ function answersOf<Answer>(
   return results.map((result, index) => answer(index) ?? itemError(result.error));
 }
 
+/** A rejection as the Error DataLoader answers an item with. */
+const asError = (reason: unknown): Error => (reason instanceof Error ? reason : new Error(String(reason)));
+
 /**
  * A tasks service without the coalesced calls (an older replica, during a rolling upgrade) answers
  * UNIMPLEMENTED: the items are then sent one call each, each under its own request id and actor.
@@ -48,7 +51,7 @@ async function oneByOne<Request, Answer>(items: ReadonlyArray<Item<Request>>, si
   const settled = await Promise.allSettled(
     items.map(({ request, origin }) => runAsItemOrigin(origin, () => single(request))),
   );
-  return settled.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : outcome.reason instanceof Error ? outcome.reason : new Error(String(outcome.reason))));
+  return settled.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : asError(outcome.reason)));
 }
 
 const unimplemented = (error: unknown): boolean => isGrpcError(error) && error.code === grpc.status.UNIMPLEMENTED;
@@ -94,18 +97,16 @@ export class TaskWriter {
       },
       { ...schedule, maxBatchSize: maxCreatesPerCall },
     );
+    // The changes in one UpdateTasks call; one call each where the replica does not know it.
     const updateTogether = async (items: ReadonlyArray<Item<UpdateTaskRequest>>): Promise<Array<UpdateTaskResponse__Output | Error>> => {
-      const { results } = await tasks.UpdateTasks({ items: items.map(({ request, origin }) => ({ change: request, origin })), jsonOnly: true });
-      return answersOf(results, (index) => results[index]?.updated, items.length);
-    };
-    // A slice of a call an older replica refused: on its own, so one slice's failure is not the others'.
-    const updateSlice = async (slice: ReadonlyArray<Item<UpdateTaskRequest>>): Promise<Array<UpdateTaskResponse__Output | Error>> => {
+      let results;
       try {
-        return await updateTogether(slice);
+        ({ results } = await tasks.UpdateTasks({ items: items.map(({ request, origin }) => ({ change: request, origin })), jsonOnly: true }));
       } catch (error) {
-        if (unimplemented(error)) return oneByOne(slice, (request) => tasks.UpdateTask(request));
-        return slice.map(() => (error instanceof Error ? error : new Error(String(error))));
+        if (unimplemented(error)) return oneByOne(items, (request) => tasks.UpdateTask(request));
+        throw error;
       }
+      return answersOf(results, (index) => results[index]?.updated, items.length);
     };
     this.updates = new DataLoader(
       async (items) => {
@@ -113,9 +114,10 @@ export class TaskWriter {
         try {
           return await updateTogether(items);
         } catch (error) {
-          if (unimplemented(error)) return oneByOne(items, (request) => tasks.UpdateTask(request));
-          if (overLegacyBound(error, items.length)) return (await Promise.all(slices(items, maxUpdatesPerLegacyCall).map(updateSlice))).flat();
-          throw error;
+          if (!overLegacyBound(error, items.length)) throw error;
+          // Resent 8 a call, each slice on its own: one slice's failure is not the others'.
+          const resent = slices(items, maxUpdatesPerLegacyCall).map((slice) => updateTogether(slice).catch((failure: unknown) => slice.map(() => asError(failure))));
+          return (await Promise.all(resent)).flat();
         }
       },
       { ...schedule, maxBatchSize: maxUpdatesPerCall },
