@@ -13,7 +13,6 @@ import {
   encodeCurrentActor,
   runAsCaller,
   runWithActor,
-  runWithEncodedActor,
   systemActor,
 } from './actor.js';
 import { currentRequestId, runWithRequestId } from '../request-id.js';
@@ -102,9 +101,9 @@ describe('the actor a backend received', () => {
   it('is decoded when first asked for, and once: a call that writes no audit row never parses it', () => {
     const parse = vi.spyOn(AuditActor, 'safeParse');
     try {
-      runWithEncodedActor(encoded, () => undefined);
+      runAsCaller(undefined, encoded, () => undefined);
       expect(parse).not.toHaveBeenCalled();
-      const seen = runWithEncodedActor(encoded, () => [currentActor(), currentActor()]);
+      const seen = runAsCaller(undefined, encoded, () => [currentActor(), currentActor()]);
       expect(seen).toEqual([key, key]);
       expect(parse).toHaveBeenCalledTimes(1);
     } finally {
@@ -113,7 +112,7 @@ describe('the actor a backend received', () => {
   });
 
   it('is passed on as it came; an edge encodes its own once for all its calls', () => {
-    expect(runWithEncodedActor(encoded, () => encodeCurrentActor())).toBe(encoded);
+    expect(runAsCaller(undefined, encoded, () => encodeCurrentActor())).toBe(encoded);
     const [first, second] = runWithActor(key, () => [encodeCurrentActor(), encodeCurrentActor()]);
     expect(first).toBe(second);
     expect(JSON.parse(first!.toString('utf8'))).toEqual(key);
@@ -131,7 +130,7 @@ describe('the actor a backend received', () => {
   it('is `system` when absent, oversized or malformed, and then not passed on; never the actor of the context around it', () => {
     const cases = [undefined, Buffer.alloc(0), Buffer.from('{"type":'), Buffer.from(JSON.stringify({ ...key, name: 'n'.repeat(1_100) }))];
     for (const value of cases) {
-      const [actor, passedOn] = runWithActor(key, () => runWithEncodedActor(value, () => [currentActor(), encodeCurrentActor()] as const));
+      const [actor, passedOn] = runWithActor(key, () => runAsCaller(undefined, value, () => [currentActor(), encodeCurrentActor()] as const));
       expect(actor).toEqual(systemActor);
       expect(passedOn.length).toBe(0);
     }

@@ -29,12 +29,11 @@ export type AuditActor = z.output<typeof AuditActor>;
 export const systemActor: AuditActor = Object.freeze({ type: 'system', id: null, name: null });
 
 /**
+ * Runs `fn` (and everything it starts asynchronously) on behalf of `actor`, in the request around it.
  * The actor lives in the scope of the work it acts in (call-scope.ts), beside the request id. A
  * backend keeps the actor as it came (`encodedActor`) and decodes it on first use: most calls (reads)
  * write no audit row and never parse it; an edge encodes its actor once for all its calls.
  */
-
-/** Runs `fn` (and everything it starts asynchronously) on behalf of `actor`, in the request around it. */
 export function runWithActor<T>(actor: AuditActor, fn: () => T): T {
   return runInScope({ requestId: currentRequestId(), actor, encodedActor: undefined }, fn);
 }
@@ -47,11 +46,6 @@ export function runWithActor<T>(actor: AuditActor, fn: () => T): T {
  */
 export function runAsCaller<T>(requestId: string | undefined, encoded: unknown, fn: () => T): T {
   return runInScope({ requestId: requestId ?? currentRequestId(), actor: undefined, encodedActor: isBoundedActor(encoded) ? encoded : undefined }, fn);
-}
-
-/** Runs `fn` on behalf of the actor `encoded` names, in the request around it (see runAsCaller). */
-export function runWithEncodedActor<T>(encoded: unknown, fn: () => T): T {
-  return runAsCaller(undefined, encoded, fn);
 }
 
 /** A non-empty binary value within `maxActorBytes`: worth decoding. */
